@@ -1,0 +1,53 @@
+// Machine configuration: dimension, port model, cost model, link capacity.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string_view>
+
+namespace hcube {
+
+// Largest dimension a machine accepts: 2^16 node threads is already far past
+// what a laptop schedules well; 12 (4096 threads) is the tested ceiling.
+inline constexpr int max_dim = 16;
+
+// Seed 000, chapter 4 intro and 4.7.2.
+enum class port_model {
+    single_port, // one send and one receive in progress per node (the textbook's default)
+    all_port,    // one send and one receive in progress per link
+};
+
+std::string_view to_string(port_model m) noexcept;
+
+// Cost of one message of m words: t_s + t_w * m (seed 000, chapter 4 intro).
+struct cost_model {
+    double t_s = 1.0;
+    double t_w = 0.0;
+    // Bytes per word. 0 means "one word per element of the message's type",
+    // so the textbook's m is the element count whatever the element type.
+    std::size_t word_bytes = 0;
+
+    // Words in a message of `bytes` bytes made of `elem_size`-byte elements.
+    double words(std::size_t bytes, std::size_t elem_size) const noexcept {
+        if (word_bytes == 0) return elem_size ? double(bytes / elem_size) : 0.0;
+        return double((bytes + word_bytes - 1) / word_bytes);
+    }
+    double message_time(double words) const noexcept { return t_s + t_w * words; }
+};
+
+struct config {
+    int dim = 0;
+    port_model ports = port_model::single_port;
+    cost_model cost{};
+    // Messages a directed link buffers before the sender blocks. 0 makes every
+    // send synchronous (it completes when received), which exposes programs that
+    // only work thanks to eager buffering: they deadlock and get a report.
+    std::size_t link_capacity = 16;
+    // Record every message (sender, link, step, times, bytes) in the run report.
+    bool trace = false;
+    // A deadlock is reported once every unfinished node has been parked on an
+    // unchanged wait for this long.
+    std::chrono::milliseconds deadlock_grace{100};
+};
+
+} // namespace hcube

@@ -1,0 +1,217 @@
+// The node interface: everything a node program (and every collective) may use.
+//
+// A node owns its memory; the only way data moves is through the primitives
+// below, each on one hypercube link (dimension k: the link to id() ^ 2^k) or,
+// for non-neighbours, through the E-cube router. All element types must be
+// trivially copyable. Every primitive charges the cost model (config.hpp) to
+// the node's virtual clock; see docs/runtime.md for the exact rules.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <ranges>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include <hcube/config.hpp>
+
+namespace hcube {
+
+namespace detail {
+struct machine_state;
+struct node_state;
+} // namespace detail
+
+template <class T>
+concept wire_type = std::is_trivially_copyable_v<T> && !std::is_const_v<T>;
+
+template <class R>
+concept wire_range = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                     wire_type<std::ranges::range_value_t<R>>;
+
+// One link's part of an exchange_all: send `out` on dimension `dim` and
+// receive exactly in.size() elements from the same link into `in`.
+template <wire_type T>
+struct transfer {
+    int dim;
+    std::span<const T> out;
+    std::span<T> in;
+};
+
+template <wire_type T>
+struct received {
+    int dim;              // the link it came on
+    std::vector<T> data;
+};
+
+class node {
+public:
+    int id() const noexcept { return id_; }
+    int dim() const noexcept { return dim_; }
+    int size() const noexcept { return 1 << dim_; }
+    // The neighbour across dimension k; a usage_error names the node and k.
+    int neighbor(int k) const;
+    const config& cfg() const noexcept;
+
+    // Buffered send on link k: returns once the link owns the payload; blocks
+    // only while the link is full (or, with link_capacity 0, until received).
+    template <wire_range R>
+    void send(int k, const R& data) {
+        send_bytes(k, view(data));
+    }
+
+    // Receive exactly out.size() elements from link k; a different size is a
+    // usage_error naming both sizes.
+    template <wire_range R>
+    void recv(int k, R&& out) {
+        recv_bytes(k, mut(out));
+    }
+    // Receive one message of any size from link k.
+    template <wire_type T>
+    std::vector<T> recv(int k) {
+        std::vector<T> v;
+        recv_any_size(k, vector_sink(v));
+        return v;
+    }
+
+    // Send `out` on link k and receive exactly in.size() elements from it: one
+    // step of the CM-200's exchange. Large payloads are copied once, straight
+    // from the sender's buffer into the receiver's.
+    template <wire_range O, wire_range I>
+    void exchange(int k, const O& out, I&& in) {
+        exchange_bytes(k, view(out), mut(in));
+    }
+    // The same with a reply of any size.
+    template <wire_range O>
+    auto exchange(int k, const O& out) {
+        using T = std::ranges::range_value_t<O>;
+        std::vector<T> v;
+        exchange_any_size(k, view(out), vector_sink(v));
+        return v;
+    }
+
+    // Several exchanges on distinct links at once. All-port only: under
+    // single-port it is a usage_error, and so is a dimension given twice.
+    template <wire_type T>
+    void exchange_all(std::span<const transfer<T>> ops) {
+        raw_transfer raw[max_dim];
+        if (ops.size() > std::size_t(max_dim)) too_many_transfers(ops.size());
+        for (std::size_t i = 0; i < ops.size(); ++i)
+            raw[i] = {ops[i].dim, view(ops[i].out), mut(ops[i].in)};
+        exchange_all_bytes(raw, ops.size());
+    }
+    template <wire_type T>
+    void exchange_all(std::initializer_list<transfer<T>> ops) {
+        exchange_all(std::span<const transfer<T>>(ops.begin(), ops.size()));
+    }
+    template <wire_type T>
+    void exchange_all(const std::vector<transfer<T>>& ops) {
+        exchange_all(std::span<const transfer<T>>(ops));
+    }
+
+    // The next message on any link (the earliest in virtual time among those
+    // that are ready), for pipelined programs.
+    template <wire_type T>
+    received<T> recv_any() {
+        received<T> r{-1, {}};
+        r.dim = recv_any_link(vector_sink(r.data));
+        return r;
+    }
+
+    // Messages to any node, delivered with E-cube routing semantics: cut-through
+    // cost t_s + t_w m on a free path; every link of the path is counted and
+    // overlapping use of a link is reported as congestion and delays the later
+    // message. Routed messages from one source to one destination stay in order.
+    template <wire_range R>
+    void send_routed(int dest, const R& data) {
+        send_routed_bytes(dest, view(data));
+    }
+    template <wire_range R>
+    void recv_routed(int source, R&& out) {
+        recv_routed_bytes(source, mut(out));
+    }
+    template <wire_type T>
+    std::vector<T> recv_routed(int source) {
+        std::vector<T> v;
+        recv_routed_any_size(source, vector_sink(v));
+        return v;
+    }
+
+    // Virtual time of this node, and the same critical path counted in steps.
+    double clock() const noexcept;
+    std::int64_t steps() const noexcept;
+    // Charge local computation to the virtual clock.
+    void compute(double time);
+
+    // Runtime use only.
+    node(detail::machine_state& m, detail::node_state& s, int id, int dim) noexcept
+        : m_(&m), s_(&s), id_(id), dim_(dim) {}
+
+private:
+    struct bytes_view {
+        const void* data;
+        std::size_t bytes;
+        std::size_t elem;
+    };
+    struct bytes_span {
+        void* data;
+        std::size_t bytes;
+        std::size_t elem;
+    };
+    struct raw_transfer {
+        int dim;
+        bytes_view out;
+        bytes_span in;
+    };
+    // Where a message of a size known only on arrival goes.
+    struct sink {
+        void* ctx;
+        void* (*alloc)(void* ctx, std::size_t bytes);
+        std::size_t elem;
+    };
+
+    template <class R>
+    static bytes_view view(const R& r) {
+        using T = std::ranges::range_value_t<R>;
+        return {std::ranges::data(r), std::ranges::size(r) * sizeof(T), sizeof(T)};
+    }
+    template <class R>
+    static bytes_span mut(R& r) {
+        using T = std::ranges::range_value_t<R>;
+        static_assert(!std::is_const_v<std::remove_reference_t<decltype(*std::ranges::data(r))>>,
+                      "receive into a mutable range");
+        return {std::ranges::data(r), std::ranges::size(r) * sizeof(T), sizeof(T)};
+    }
+    template <class T>
+    static sink vector_sink(std::vector<T>& v) {
+        return {&v,
+                [](void* ctx, std::size_t bytes) -> void* {
+                    auto& vec = *static_cast<std::vector<T>*>(ctx);
+                    vec.resize(bytes / sizeof(T));
+                    return vec.data();
+                },
+                sizeof(T)};
+    }
+
+    void send_bytes(int k, bytes_view out);
+    void recv_bytes(int k, bytes_span in);
+    void recv_any_size(int k, sink in);
+    void exchange_bytes(int k, bytes_view out, bytes_span in);
+    void exchange_any_size(int k, bytes_view out, sink in);
+    void exchange_all_bytes(const raw_transfer* ops, std::size_t n);
+    int recv_any_link(sink in);
+    void send_routed_bytes(int dest, bytes_view out);
+    void recv_routed_bytes(int source, bytes_span in);
+    void recv_routed_any_size(int source, sink in);
+    [[noreturn]] void too_many_transfers(std::size_t n) const;
+
+    friend struct detail::node_state;
+    detail::machine_state* m_;
+    detail::node_state* s_;
+    int id_;
+    int dim_;
+};
+
+} // namespace hcube

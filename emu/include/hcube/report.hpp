@@ -1,0 +1,66 @@
+// What a run measured: virtual time under the cost model, steps, per-link
+// traffic, congestion, wall time, and (optionally) a trace of every message.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <hcube/config.hpp>
+
+namespace hcube {
+
+// Traffic on one directed link x -> x ^ 2^dim, direct and routed together.
+struct link_stats {
+    std::uint64_t messages = 0;
+    std::uint64_t bytes = 0;
+};
+
+// Two routed messages wanted the same directed link at overlapping virtual
+// times; the later one was delayed until the link was free.
+struct congestion_event {
+    int from = 0; // the link's tail node
+    int dim = 0;  // the link's dimension
+    int source = 0, dest = 0; // the delayed message's end points
+    double wanted = 0, granted = 0; // virtual start times before and after the delay
+};
+
+// One message, recorded when config::trace is set.
+struct trace_record {
+    int from = 0;
+    int to = 0;
+    int dim = -1;       // link dimension; -1 for a routed message
+    std::int64_t step = 0; // sender's step count when the message left
+    double start = 0;   // virtual time the message left
+    double arrival = 0; // virtual time it arrived
+    std::uint64_t bytes = 0;
+};
+
+struct run_report {
+    int dim = 0;
+    port_model ports = port_model::single_port;
+    cost_model cost{};
+
+    double virtual_time = 0;            // max over nodes of their final clock
+    std::int64_t steps = 0;             // the same critical path counted in steps (t_s = 1, t_w = 0)
+    std::vector<double> node_time;      // final clock of every node
+    std::vector<std::int64_t> node_steps;
+    std::vector<link_stats> links;      // index from * dim + k
+    std::uint64_t messages = 0;         // sum over links (a routed message counts once per hop)
+    std::uint64_t bytes = 0;
+    std::uint64_t routed_messages = 0;  // end-to-end routed messages
+    std::vector<congestion_event> congestion;
+    double wall_seconds = 0;
+    std::vector<trace_record> trace;    // in (from, send order); empty unless config::trace
+
+    const link_stats& link(int from, int k) const { return links[std::size_t(from) * dim + k]; }
+    std::uint64_t max_link_bytes() const;
+    std::uint64_t max_link_messages() const;
+    // Multi-line human summary: times, totals, busiest link, congestion.
+    std::string summary() const;
+};
+
+std::ostream& operator<<(std::ostream& os, const run_report& r);
+
+} // namespace hcube

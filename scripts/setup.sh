@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what hcube needs on Debian 12 (run as root, or with sudo available).
+# Only missing packages are installed, so a prepared machine skips apt entirely.
+set -euo pipefail
+packages=(g++ meson ninja-build pkg-config libtbb-dev libboost-dev doctest-dev)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    echo "hcube setup: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,64 @@
+// Shared by every suite: a non-commutative associative operator (2x2 integer
+// matrix product), a struct element type, and deterministic inputs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <ostream>
+
+#include <hcube/machine.hpp>
+
+namespace hcube::test {
+
+// 2x2 matrices over the integers modulo 2^32: associative, not commutative.
+struct mat2 {
+    std::uint32_t a = 1, b = 0, c = 0, d = 1;
+    friend bool operator==(const mat2&, const mat2&) = default;
+    friend std::ostream& operator<<(std::ostream& os, const mat2& m) {
+        return os << "[" << m.a << " " << m.b << "; " << m.c << " " << m.d << "]";
+    }
+};
+
+struct mat2_product {
+    mat2 operator()(const mat2& x, const mat2& y) const noexcept {
+        return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
+                x.c * y.b + x.d * y.d};
+    }
+};
+
+// A distinct, non-trivial matrix for (node, index).
+inline mat2 mat2_for(int node, std::size_t i) {
+    const auto s = std::uint32_t(node * 7919 + i * 104729 + 1);
+    return {s % 5 + 1, (s / 5) % 3, (s / 15) % 3, (s / 45) % 5 + 1};
+}
+
+// A struct element type for the "several types" requirement.
+struct point {
+    std::int32_t x = 0;
+    double y = 0;
+    friend bool operator==(const point&, const point&) = default;
+    friend std::ostream& operator<<(std::ostream& os, const point& p) {
+        return os << "(" << p.x << ", " << p.y << ")";
+    }
+};
+
+// Deterministic value for element i of node `node`, in any arithmetic type.
+template <class T>
+T value_for(int node, std::size_t i) {
+    if constexpr (std::is_same_v<T, point>)
+        return {node * 1000 + int(i), double(i) / 4 + node};
+    else
+        return T(node * 1000 + std::int64_t(i % 997));
+}
+
+inline config cfg(int dim, port_model ports = port_model::single_port, double t_s = 1,
+                  double t_w = 0) {
+    config c;
+    c.dim = dim;
+    c.ports = ports;
+    c.cost.t_s = t_s;
+    c.cost.t_w = t_w;
+    return c;
+}
+
+} // namespace hcube::test
