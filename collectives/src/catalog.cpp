@@ -68,6 +68,7 @@ const algorithm_entry* catalog::choose(const run_params& p) const {
 const catalog& builtin_catalog() {
     static const catalog c = [] {
         catalog c;
+        detail::register_rooted(c);
         detail::register_reductions(c);
         detail::register_personalized(c);
         detail::register_cm200(c);

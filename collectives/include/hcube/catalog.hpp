@@ -90,7 +90,8 @@ run_outcome run_algorithm(run_params p);
 
 namespace detail {
 // Each family of algorithms registers itself from its own source file.
-void register_reductions(catalog& c);   // seed 000: broadcast, reduce, all-to-all bcast/reduce, allreduce, scans
+void register_rooted(catalog& c);       // seed 000: broadcast, reduce, scatter, gather
+void register_reductions(catalog& c);   // seed 000: allgather, reduce-scatter, allreduce, scans
 void register_personalized(catalog& c); // seed 000: scatter, gather, all-to-all personalized, shift
 void register_cm200(catalog& c);        // seed 002: Hamiltonian-cycle all-to-all broadcast/reduction
 void register_aspc(catalog& c);         // seed 001: all-to-some personalized, +-2^b-descend
