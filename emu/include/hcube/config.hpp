@@ -43,6 +43,10 @@ struct config {
     // send synchronous (it completes when received), which exposes programs that
     // only work thanks to eager buffering: they deadlock and get a report.
     std::size_t link_capacity = 16;
+    // exchange() payloads above this many bytes are not buffered: the receiver
+    // copies straight from the sender's buffer (one copy, MPI's rendezvous
+    // protocol), so such an exchange completes only once the peer received it.
+    std::size_t eager_limit = 4096;
     // Record every message (sender, link, step, times, bytes) in the run report.
     bool trace = false;
     // A deadlock is reported once every unfinished node has been parked on an

@@ -29,7 +29,7 @@ concept wire_type = std::is_trivially_copyable_v<T> && !std::is_const_v<T>;
 
 template <class R>
 concept wire_range = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
-                     wire_type<std::ranges::range_value_t<R>>;
+    wire_type<std::ranges::range_value_t<R>>;
 
 // One link's part of an exchange_all: send `out` on dimension `dim` and
 // receive exactly in.size() elements from the same link into `in`.
@@ -42,7 +42,7 @@ struct transfer {
 
 template <wire_type T>
 struct received {
-    int dim;              // the link it came on
+    int dim; // the link it came on
     std::vector<T> data;
 };
 
@@ -147,7 +147,10 @@ public:
 
     // Runtime use only.
     node(detail::machine_state& m, detail::node_state& s, int id, int dim) noexcept
-        : m_(&m), s_(&s), id_(id), dim_(dim) {}
+        : m_(&m)
+        , s_(&s)
+        , id_(id)
+        , dim_(dim) {}
 
 private:
     struct bytes_view {
@@ -207,7 +210,6 @@ private:
     void recv_routed_any_size(int source, sink in);
     [[noreturn]] void too_many_transfers(std::size_t n) const;
 
-    friend struct detail::node_state;
     detail::machine_state* m_;
     detail::node_state* s_;
     int id_;

@@ -20,9 +20,9 @@ struct link_stats {
 // Two routed messages wanted the same directed link at overlapping virtual
 // times; the later one was delayed until the link was free.
 struct congestion_event {
-    int from = 0; // the link's tail node
-    int dim = 0;  // the link's dimension
-    int source = 0, dest = 0; // the delayed message's end points
+    int from = 0;                   // the link's tail node
+    int dim = 0;                    // the link's dimension
+    int source = 0, dest = 0;       // the delayed message's end points
     double wanted = 0, granted = 0; // virtual start times before and after the delay
 };
 
@@ -30,10 +30,10 @@ struct congestion_event {
 struct trace_record {
     int from = 0;
     int to = 0;
-    int dim = -1;       // link dimension; -1 for a routed message
+    int dim = -1;          // link dimension; -1 for a routed message
     std::int64_t step = 0; // sender's step count when the message left
-    double start = 0;   // virtual time the message left
-    double arrival = 0; // virtual time it arrived
+    double start = 0;      // virtual time the message left
+    double arrival = 0;    // virtual time it arrived
     std::uint64_t bytes = 0;
 };
 
@@ -42,17 +42,17 @@ struct run_report {
     port_model ports = port_model::single_port;
     cost_model cost{};
 
-    double virtual_time = 0;            // max over nodes of their final clock
-    std::int64_t steps = 0;             // the same critical path counted in steps (t_s = 1, t_w = 0)
-    std::vector<double> node_time;      // final clock of every node
+    double virtual_time = 0;       // max over nodes of their final clock
+    std::int64_t steps = 0;        // the same critical path counted in steps (t_s = 1, t_w = 0)
+    std::vector<double> node_time; // final clock of every node
     std::vector<std::int64_t> node_steps;
-    std::vector<link_stats> links;      // index from * dim + k
-    std::uint64_t messages = 0;         // sum over links (a routed message counts once per hop)
+    std::vector<link_stats> links; // index from * dim + k
+    std::uint64_t messages = 0;    // sum over links (a routed message counts once per hop)
     std::uint64_t bytes = 0;
-    std::uint64_t routed_messages = 0;  // end-to-end routed messages
+    std::uint64_t routed_messages = 0; // end-to-end routed messages
     std::vector<congestion_event> congestion;
     double wall_seconds = 0;
-    std::vector<trace_record> trace;    // in (from, send order); empty unless config::trace
+    std::vector<trace_record> trace; // in (from, send order); empty unless config::trace
 
     const link_stats& link(int from, int k) const { return links[std::size_t(from) * dim + k]; }
     std::uint64_t max_link_bytes() const;

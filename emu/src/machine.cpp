@@ -1,0 +1,381 @@
+// The machine: node threads created once, runs, cancellation, the deadlock
+// watchdog, and the run report.
+#include <hcube/machine.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <system_error>
+
+#include <tbb/scalable_allocator.h>
+
+#include "state.hpp"
+
+namespace hcube {
+
+using namespace detail;
+
+namespace {
+
+// Set while a thread runs a node program: run() from inside one would wait
+// for itself forever.
+thread_local bool inside_node_program = false;
+
+constexpr int deadlock_marker = -2; // first_failure when the watchdog cancelled
+constexpr auto watchdog_tick = std::chrono::milliseconds(10);
+
+void worker(machine_state& m, int i) {
+    std::uint32_t seen = 0;
+    for (;;) {
+        m.generation.wait(seen, std::memory_order_acquire);
+        seen = m.generation.load(std::memory_order_acquire);
+        if (m.stopping.load(std::memory_order_acquire)) return;
+        node_state& s = m.nodes[i];
+        node me(m, s, i, m.cfg.dim);
+        inside_node_program = true;
+        try {
+            (*m.program)(me);
+        } catch (const run_cancelled&) {
+        } catch (...) {
+            s.error = std::current_exception();
+            m.cancel(i);
+        }
+        inside_node_program = false;
+        s.done.store(true, std::memory_order_release);
+        if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+            std::lock_guard lock(m.done_mu);
+            m.all_done = true;
+            m.done_cv.notify_one();
+        }
+    }
+}
+
+void validate(const config& c) {
+    if (c.dim < 0 || c.dim > max_dim)
+        throw usage_error("machine: dimension " + std::to_string(c.dim) + " is outside 0.." +
+                          std::to_string(max_dim));
+    const auto bad = [](double x) { return !(x >= 0) || std::isinf(x); };
+    if (bad(c.cost.t_s) || bad(c.cost.t_w))
+        throw usage_error("machine: cost model t_s = " + std::to_string(c.cost.t_s) +
+                          ", t_w = " + std::to_string(c.cost.t_w) + " must be finite and >= 0");
+}
+
+std::string describe(int dim, const wait_info& w) {
+    std::ostringstream os;
+    const auto size = [&] {
+        if (w.exact) os << ", expecting " << w.bytes << " bytes";
+    };
+    switch (w.kind) {
+    case wait_info::recv:
+        os << "recv on dim " << w.dim << " from node " << w.peer;
+        size();
+        break;
+    case wait_info::send_full:
+        os << "send on dim " << w.dim << " to node " << w.peer << " (" << w.bytes
+           << " bytes): the link is full and node " << w.peer << " does not receive";
+        break;
+    case wait_info::delivery:
+        os << "delivery on dim " << w.dim << " to node " << w.peer
+           << ": a synchronous or rendezvous send waits for node " << w.peer << " to receive it";
+        break;
+    case wait_info::recv_any:
+        os << "recv_any on any of its " << dim << " links";
+        break;
+    case wait_info::routed:
+        os << "recv_routed from node " << w.peer;
+        size();
+        break;
+    case wait_info::none:
+        os << "nothing recorded";
+        break;
+    }
+    return os.str();
+}
+
+} // namespace
+
+void machine_state::cancel(int failed_node) noexcept {
+    int none = -1;
+    first_failure.compare_exchange_strong(none, failed_node, std::memory_order_acq_rel);
+    if (cancelled.exchange(true, std::memory_order_seq_cst)) return;
+    for (int i = 0; i < p; ++i) {
+        nodes[i].bell.fetch_add(1, std::memory_order_release);
+        nodes[i].bell.notify_all();
+    }
+}
+
+machine::machine(config cfg)
+    : state_(std::make_unique<machine_state>()) {
+    validate(cfg);
+    machine_state& m = *state_;
+    m.cfg = cfg;
+    m.p = 1 << cfg.dim;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    m.spin = unsigned(m.p) <= cores;
+
+    const int d = cfg.dim;
+    const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
+    m.links.reserve(std::size_t(m.p) * d);
+    for (std::size_t l = 0; l < std::size_t(m.p) * d; ++l)
+        m.links.push_back(std::make_unique<link>(capacity));
+    m.nodes = std::make_unique<node_state[]>(m.p);
+    const std::size_t ports = cfg.ports == port_model::all_port ? std::max(d, 1) : 1;
+    for (int i = 0; i < m.p; ++i) {
+        node_state& s = m.nodes[i];
+        s.send_port.resize(ports);
+        s.recv_port.resize(ports);
+        s.pushed.assign(d, 0);
+        s.sent.resize(d);
+        for (int k = 0; k < d; ++k) {
+            s.out.push_back(&m.out_link(i, k));
+            s.in.push_back(&m.out_link(i ^ (1 << k), k));
+        }
+    }
+    m.router.busy.resize(std::size_t(m.p) * d);
+    m.router.traffic.resize(std::size_t(m.p) * d);
+
+    m.threads.reserve(m.p);
+    try {
+        for (int i = 0; i < m.p; ++i)
+            m.threads.emplace_back(worker, std::ref(m), i);
+    } catch (const std::system_error& e) {
+        const std::size_t started = m.threads.size();
+        m.stopping.store(true, std::memory_order_release);
+        m.generation.fetch_add(1, std::memory_order_release);
+        m.generation.notify_all();
+        for (auto& t : m.threads)
+            t.join();
+        throw error("machine: could not start node thread " + std::to_string(started) + " of " +
+                    std::to_string(m.p) + " (" + e.what() + "); try a smaller dimension");
+    }
+}
+
+machine::~machine() {
+    machine_state& m = *state_;
+    m.stopping.store(true, std::memory_order_release);
+    m.generation.fetch_add(1, std::memory_order_release);
+    m.generation.notify_all();
+    for (auto& t : m.threads)
+        t.join();
+    // Messages of a failed run were drained by run(); nothing is left to free.
+}
+
+const config& machine::cfg() const noexcept {
+    return state_->cfg;
+}
+
+void machine::set_cost(cost_model c) {
+    config next = state_->cfg;
+    next.cost = c;
+    validate(next);
+    state_->cfg = next;
+}
+
+void machine::set_ports(port_model p) {
+    machine_state& m = *state_;
+    m.cfg.ports = p;
+    const std::size_t ports = p == port_model::all_port ? std::max(m.cfg.dim, 1) : 1;
+    for (int i = 0; i < m.p; ++i) {
+        m.nodes[i].send_port.resize(ports);
+        m.nodes[i].recv_port.resize(ports);
+    }
+}
+
+void machine::set_trace(bool on) {
+    state_->cfg.trace = on;
+}
+
+namespace {
+
+struct undelivered {
+    int from, to, dim; // dim -1: routed
+    std::uint64_t messages = 0, bytes = 0;
+};
+
+// Empties every link and inbox (freeing heap payloads) and says what was there.
+std::vector<undelivered> drain(machine_state& m) {
+    std::vector<undelivered> left;
+    const int d = m.cfg.dim;
+    for (int i = 0; i < m.p; ++i) {
+        for (int k = 0; k < d; ++k) {
+            link& l = m.out_link(i, k);
+            undelivered u{i, i ^ (1 << k), k};
+            while (l.q.read_available() > 0) {
+                const descriptor& desc = l.q.front();
+                u.messages += 1;
+                u.bytes += desc.bytes;
+                if (desc.kind == payload::heap) scalable_free(const_cast<void*>(desc.ptr));
+                l.q.pop();
+                l.consumed.store(l.consumed.load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_release);
+            }
+            if (u.messages) left.push_back(u);
+        }
+        for (auto& [source, queue] : m.nodes[i].routed_inbox) {
+            undelivered u{source, i, -1};
+            for (const auto& msg : queue)
+                u.messages += 1, u.bytes += msg.data.size();
+            if (u.messages) left.push_back(u);
+        }
+        m.nodes[i].routed_inbox.clear();
+    }
+    return left;
+}
+
+std::string undelivered_message(const std::vector<undelivered>& left) {
+    std::ostringstream os;
+    std::uint64_t total = 0;
+    for (const auto& u : left)
+        total += u.messages;
+    os << "run ended with " << total << " undelivered message" << (total == 1 ? "" : "s")
+       << " (every message sent must be received):";
+    std::size_t shown = 0;
+    for (const auto& u : left) {
+        if (++shown > 16) {
+            os << "\n  ... and " << left.size() - 16 << " more links";
+            break;
+        }
+        os << "\n  node " << u.from << " -> node " << u.to
+           << (u.dim < 0 ? std::string(" (routed)") : " on dim " + std::to_string(u.dim)) << ": "
+           << u.messages << " message" << (u.messages == 1 ? "" : "s") << ", " << u.bytes
+           << " bytes";
+    }
+    return os.str();
+}
+
+// Every unfinished node is parked on a bell nobody rang. Returns their waits.
+std::vector<blocked_wait> blocked_nodes(machine_state& m, std::vector<std::uint64_t>& epochs,
+                                        bool& all_blocked) {
+    std::vector<blocked_wait> waits;
+    all_blocked = true;
+    for (int i = 0; i < m.p; ++i) {
+        const node_state& s = m.nodes[i];
+        if (s.done.load(std::memory_order_acquire)) {
+            epochs[i] = 0;
+            continue;
+        }
+        const bool parked =
+            s.parked.load(std::memory_order_acquire) &&
+            s.bell.load(std::memory_order_acquire) == s.parked_bell.load(std::memory_order_relaxed);
+        if (!parked) {
+            all_blocked = false;
+            return waits;
+        }
+        epochs[i] = s.park_epoch.load(std::memory_order_relaxed);
+        waits.push_back({i, ""});
+    }
+    return waits;
+}
+
+} // namespace
+
+run_report machine::run(const std::function<void(node&)>& program) {
+    if (inside_node_program) throw usage_error("machine::run called from inside a node program");
+    machine_state& m = *state_;
+    for (int i = 0; i < m.p; ++i) {
+        node_state& s = m.nodes[i];
+        s.clock = {};
+        std::fill(s.send_port.begin(), s.send_port.end(), vclock{});
+        std::fill(s.recv_port.begin(), s.recv_port.end(), vclock{});
+        std::fill(s.sent.begin(), s.sent.end(), link_stats{});
+        s.trace.clear();
+        s.error = nullptr;
+        s.parked.store(false, std::memory_order_relaxed);
+        s.done.store(false, std::memory_order_relaxed);
+    }
+    for (auto& b : m.router.busy)
+        b.clear();
+    std::fill(m.router.traffic.begin(), m.router.traffic.end(), link_stats{});
+    m.router.congestion.clear();
+    m.router.routed_messages = 0;
+    m.cancelled.store(false, std::memory_order_relaxed);
+    m.first_failure.store(-1, std::memory_order_relaxed);
+    m.remaining.store(m.p, std::memory_order_relaxed);
+    m.all_done = false;
+    m.program = &program;
+
+    const auto t0 = std::chrono::steady_clock::now();
+    m.generation.fetch_add(1, std::memory_order_release);
+    m.generation.notify_all();
+
+    // Wait for the nodes, sampling for deadlock on every tick: a deadlock is
+    // declared when every unfinished node stayed parked on the same wait (same
+    // epochs, bells unrung) for the whole grace period.
+    std::vector<std::uint64_t> epochs(m.p), stable_epochs;
+    auto stable_since = t0;
+    std::vector<blocked_wait> deadlock;
+    {
+        std::unique_lock lock(m.done_mu);
+        while (!m.done_cv.wait_for(lock, watchdog_tick, [&] { return m.all_done; })) {
+            if (m.cancelled.load(std::memory_order_acquire)) continue;
+            bool all_blocked = false;
+            auto waits = blocked_nodes(m, epochs, all_blocked);
+            const auto now = std::chrono::steady_clock::now();
+            if (!all_blocked || waits.empty() || epochs != stable_epochs) {
+                stable_epochs = all_blocked ? epochs : std::vector<std::uint64_t>{};
+                stable_since = now;
+                continue;
+            }
+            if (now - stable_since < m.cfg.deadlock_grace) continue;
+            for (auto& w : waits)
+                w.what = describe(m.cfg.dim, m.nodes[w.node].waiting_for);
+            deadlock = std::move(waits);
+            lock.unlock();
+            m.cancel(deadlock_marker);
+            lock.lock();
+        }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    m.program = nullptr;
+
+    if (m.cancelled.load(std::memory_order_acquire)) {
+        drain(m);
+        const int failed = m.first_failure.load(std::memory_order_acquire);
+        if (failed == deadlock_marker) throw deadlock_error(std::move(deadlock));
+        std::exception_ptr original = m.nodes[failed].error;
+        std::string what = "unknown exception";
+        try {
+            if (original) std::rethrow_exception(original);
+            what = "cancelled while a rendezvous send was outstanding";
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        throw run_error(failed, what, original);
+    }
+    if (const auto left = drain(m); !left.empty()) throw error(undelivered_message(left));
+
+    run_report r;
+    r.dim = m.cfg.dim;
+    r.ports = m.cfg.ports;
+    r.cost = m.cfg.cost;
+    r.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
+    r.node_time.resize(m.p);
+    r.node_steps.resize(m.p);
+    r.links.resize(std::size_t(m.p) * m.cfg.dim);
+    for (int i = 0; i < m.p; ++i) {
+        const node_state& s = m.nodes[i];
+        vclock end = s.clock;
+        for (const vclock& port : s.send_port)
+            end = max(end, port);
+        r.node_time[i] = end.time;
+        r.node_steps[i] = end.steps;
+        r.virtual_time = std::max(r.virtual_time, end.time);
+        r.steps = std::max(r.steps, end.steps);
+        for (int k = 0; k < m.cfg.dim; ++k) {
+            link_stats& l = r.links[std::size_t(i) * m.cfg.dim + k];
+            const link_stats& routed = m.router.traffic[std::size_t(i) * m.cfg.dim + k];
+            l.messages = s.sent[k].messages + routed.messages;
+            l.bytes = s.sent[k].bytes + routed.bytes;
+            r.messages += l.messages;
+            r.bytes += l.bytes;
+        }
+        r.trace.insert(r.trace.end(), s.trace.begin(), s.trace.end());
+    }
+    r.routed_messages = m.router.routed_messages;
+    r.congestion = m.router.congestion;
+    return r;
+}
+
+} // namespace hcube

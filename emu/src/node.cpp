@@ -1,0 +1,552 @@
+// Node primitives: links, waiting, virtual time, the E-cube router.
+//
+// Virtual time (DESIGN.md, docs/runtime.md): a send occupies its port from
+// max(clock, port_free) for t_s + t_w m and the message carries its arrival
+// time; a receive occupies the receive port for the same duration, ending no
+// earlier than the arrival, and sets clock = max(clock, end). Single-port has
+// one send and one receive port per node, all-port one of each per link.
+#include <hcube/error.hpp>
+#include <hcube/node.hpp>
+#include <hcube/topology.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include <tbb/scalable_allocator.h>
+
+#include "state.hpp"
+
+namespace hcube {
+
+using namespace detail;
+
+namespace {
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+// Spin budget when every thread has a core, and yields before parking when
+// threads outnumber cores (a yield hands the core to a peer that may be about
+// to answer; after a short burst, parking is cheaper than spinning the run queue).
+constexpr int spin_rounds = 4000;
+constexpr int yields_spinning = 16;
+constexpr int yields_oversubscribed = 2;
+
+std::string node_prefix(int id) {
+    return "node " + std::to_string(id) + ": ";
+}
+
+[[noreturn]] void fail(int id, const std::string& what) {
+    throw usage_error(node_prefix(id) + what);
+}
+
+std::string elements(std::size_t bytes, std::size_t elem) {
+    return std::to_string(elem ? bytes / elem : 0) + " elements of " + std::to_string(elem) +
+           " bytes";
+}
+
+void throw_if_cancelled(const machine_state& m) {
+    if (m.cancelled.load(std::memory_order_acquire)) throw run_cancelled{};
+}
+
+// Blocks until ready() holds: a bounded spin (only when threads <= cores), a
+// few yields, then park on the doorbell.
+//
+// Parking protocol (a Dekker pair with machine_state::wake): the waiter stores
+// waiting = true, fences, re-checks ready(); a waker publishes its data, fences,
+// loads waiting. At least one of them sees the other's store, so either the
+// re-check succeeds or the waker rings the bell. The bell value is read before
+// the re-check, so a ring between re-check and futex wait makes the wait return.
+template <class Ready>
+void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& info) {
+    if (ready()) return;
+    if (m.spin) {
+        for (int i = 0; i < spin_rounds; ++i) {
+            cpu_relax();
+            if (ready()) return;
+        }
+    }
+    const int yields = m.spin ? yields_spinning : yields_oversubscribed;
+    for (int i = 0; i < yields; ++i) {
+        throw_if_cancelled(m);
+        std::this_thread::yield();
+        if (ready()) return;
+    }
+    for (;;) {
+        throw_if_cancelled(m);
+        const std::uint32_t seq = s.bell.load(std::memory_order_acquire);
+        s.waiting.store(true, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (ready()) {
+            s.waiting.store(false, std::memory_order_relaxed);
+            return;
+        }
+        // Published for the deadlock watchdog only after the re-check failed:
+        // from here on, only a ring (which changes the bell) can wake us.
+        s.waiting_for = info;
+        s.parked_bell.store(seq, std::memory_order_relaxed);
+        s.park_epoch.fetch_add(1, std::memory_order_relaxed);
+        s.parked.store(true, std::memory_order_release);
+        s.bell.wait(seq, std::memory_order_acquire);
+        s.parked.store(false, std::memory_order_relaxed);
+        s.waiting.store(false, std::memory_order_relaxed);
+        if (ready()) return;
+    }
+}
+
+// Sends whose payload (a borrowed buffer) or completion (a synchronous link)
+// still depends on the receiver. If the node unwinds with some outstanding, the
+// run is cancelled and we wait until each receiver consumed the message or
+// finished, so no receiver ever reads a buffer that is gone.
+class pending_deliveries {
+public:
+    pending_deliveries(machine_state& m, node_state& s, int id) noexcept
+        : m_(m)
+        , s_(s)
+        , id_(id) {}
+    pending_deliveries(const pending_deliveries&) = delete;
+    pending_deliveries& operator=(const pending_deliveries&) = delete;
+
+    void add(int k, std::uint64_t seq) noexcept { items_[n_++] = {k, seq}; }
+
+    void wait_all() {
+        while (n_ > 0) {
+            const item it = items_[n_ - 1];
+            const link& l = *s_.out[it.k];
+            wait_until(m_, s_, [&] { return l.consumed.load(std::memory_order_acquire) >= it.seq; },
+                       {wait_info::delivery, it.k, id_ ^ (1 << it.k), 0, false});
+            --n_;
+        }
+    }
+
+    ~pending_deliveries() {
+        if (n_ == 0) return;
+        m_.cancel(id_);
+        for (int i = 0; i < n_; ++i) {
+            const link& l = *s_.out[items_[i].k];
+            const node_state& peer = m_.nodes[id_ ^ (1 << items_[i].k)];
+            while (l.consumed.load(std::memory_order_acquire) < items_[i].seq &&
+                   !peer.done.load(std::memory_order_acquire))
+                std::this_thread::yield();
+        }
+    }
+
+private:
+    struct item {
+        int k;
+        std::uint64_t seq;
+    };
+    machine_state& m_;
+    node_state& s_;
+    int id_;
+    item items_[max_dim]{};
+    int n_ = 0;
+};
+
+} // namespace
+
+int node::neighbor(int k) const {
+    if (k < 0 || k >= dim_)
+        fail(id_, "neighbor(" + std::to_string(k) + "): dimension outside 0.." +
+                      std::to_string(dim_ - 1) + " of a " + std::to_string(dim_) + "-cube");
+    return id_ ^ (1 << k);
+}
+
+const config& node::cfg() const noexcept {
+    return m_->cfg;
+}
+double node::clock() const noexcept {
+    return s_->clock.time;
+}
+std::int64_t node::steps() const noexcept {
+    return s_->clock.steps;
+}
+
+void node::compute(double time) {
+    if (!(time >= 0) || time == std::numeric_limits<double>::infinity())
+        fail(id_, "compute(" + std::to_string(time) + "): time must be finite and >= 0");
+    s_->clock.time += time;
+}
+
+void node::too_many_transfers(std::size_t n) const {
+    fail(id_, "exchange_all with " + std::to_string(n) + " transfers; a " + std::to_string(dim_) +
+                  "-cube node has " + std::to_string(dim_) + " links");
+}
+
+namespace {
+
+// The pieces every primitive is made of, bound to one node.
+struct access {
+    machine_state& m;
+    node_state& s;
+    int id;
+
+    void check_dim(int k, const char* op) const {
+        if (k < 0 || k >= m.cfg.dim)
+            fail(id, std::string(op) + " on dimension " + std::to_string(k) + ", outside 0.." +
+                         std::to_string(m.cfg.dim - 1) + " of a " + std::to_string(m.cfg.dim) +
+                         "-cube");
+    }
+
+    // Reserves the send port and builds the descriptor (payload copied inline or
+    // to the heap, or borrowed).
+    descriptor prepare(int k, const void* data, std::size_t bytes, std::size_t elem, bool borrow) {
+        if (bytes > std::numeric_limits<std::uint32_t>::max())
+            fail(id, "message of " + std::to_string(bytes) + " bytes exceeds the 4 GiB limit");
+        const vclock dur = m.message_duration(bytes, elem);
+        vclock& port = s.send_port[m.port_index(k)];
+        const vclock start = max(s.clock, port);
+        port = start + dur;
+
+        descriptor d;
+        d.arrival = start + dur;
+        d.bytes = std::uint32_t(bytes);
+        d.elem = std::uint16_t(elem);
+        if (bytes <= descriptor::inline_capacity) {
+            d.kind = payload::inline_bytes;
+            if (bytes) std::memcpy(d.data, data, bytes);
+        } else if (borrow) {
+            d.kind = payload::borrowed;
+            d.ptr = data;
+        } else {
+            d.kind = payload::heap;
+            void* copy = scalable_malloc(bytes);
+            if (!copy)
+                fail(id, "out of memory for a message of " + std::to_string(bytes) + " bytes");
+            std::memcpy(copy, data, bytes);
+            d.ptr = copy;
+        }
+        s.sent[k].messages += 1;
+        s.sent[k].bytes += bytes;
+        if (m.cfg.trace)
+            s.trace.push_back(
+                {id, id ^ (1 << k), k, start.steps, start.time, d.arrival.time, bytes});
+        return d;
+    }
+
+    // Pushes onto out link k, waiting while it is full; returns its sequence number.
+    std::uint64_t push(int k, const descriptor& d) {
+        link& l = *s.out[k];
+        const int peer = id ^ (1 << k);
+        if (!l.q.push(d)) {
+            wait_until(m, s, [&] { return l.q.write_available() > 0; },
+                       {wait_info::send_full, k, peer, d.bytes, false});
+            l.q.push(d);
+        }
+        m.wake(m.nodes[peer]);
+        return ++s.pushed[k];
+    }
+
+    bool synchronous() const noexcept { return m.cfg.link_capacity == 0; }
+
+    void send(int k, const void* data, std::size_t bytes, std::size_t elem) {
+        check_dim(k, "send");
+        const std::uint64_t seq = push(k, prepare(k, data, bytes, elem, false));
+        if (synchronous()) {
+            pending_deliveries pending(m, s, id);
+            pending.add(k, seq);
+            pending.wait_all();
+        }
+    }
+
+    void await_message(int k, std::size_t expect, bool exact) {
+        link& l = *s.in[k];
+        wait_until(m, s, [&] { return l.q.read_available() > 0; },
+                   {wait_info::recv, k, id ^ (1 << k), expect, exact});
+    }
+
+    // Charges the receive of a message that arrived at `arrival` on port `port`.
+    void charge_receive(std::size_t port, vclock arrival, vclock dur) {
+        vclock& rp = s.recv_port[port];
+        const vclock end = max(arrival - dur, rp) + dur;
+        rp = end;
+        s.clock = max(s.clock, end);
+    }
+
+    void check_sizes(int k, const descriptor& d, std::size_t bytes, std::size_t elem,
+                     bool exact) const {
+        const std::string from =
+            " from node " + std::to_string(id ^ (1 << k)) + " on dimension " + std::to_string(k);
+        if (d.elem != elem)
+            fail(id, "recv" + from + ": message was sent as " + std::to_string(d.elem) +
+                         "-byte elements, received as " + std::to_string(elem) + "-byte elements");
+        if (exact && d.bytes != bytes)
+            fail(id, "recv" + from + ": expected " + elements(bytes, elem) + ", message has " +
+                         elements(d.bytes, d.elem));
+    }
+
+    // Copies the front message of in link k into dst (nullptr: ask the sink),
+    // releases it to the sender and charges the receive.
+    template <class Dest>
+    void take(int k, Dest dest) {
+        link& l = *s.in[k];
+        const descriptor& d = l.q.front();
+        void* dst = dest(d);
+        if (d.bytes) std::memcpy(dst, d.bytes_ptr(), d.bytes);
+        if (d.kind == payload::heap) scalable_free(const_cast<void*>(d.ptr));
+        const vclock arrival = d.arrival;
+        const vclock dur = m.message_duration(d.bytes, d.elem);
+        l.q.pop();
+        l.consumed.store(l.consumed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        m.wake(m.nodes[id ^ (1 << k)]);
+        charge_receive(m.port_index(k), arrival, dur);
+    }
+
+    void recv_exact(int k, void* data, std::size_t bytes, std::size_t elem) {
+        await_message(k, bytes, true);
+        take(k, [&](const descriptor& d) {
+            check_sizes(k, d, bytes, elem, true);
+            return data;
+        });
+    }
+
+    void recv_sink(int k, const byte_sink& in) {
+        await_message(k, 0, false);
+        take(k, [&](const descriptor& d) {
+            check_sizes(k, d, 0, in.elem, false);
+            return in.alloc(in.ctx, d.bytes);
+        });
+    }
+
+    bool borrow(std::size_t bytes) const noexcept { return bytes > m.cfg.eager_limit; }
+};
+
+} // namespace
+
+void node::send_bytes(int k, bytes_view out) {
+    access{*m_, *s_, id_}.send(k, out.data, out.bytes, out.elem);
+}
+
+void node::recv_bytes(int k, bytes_span in) {
+    access a{*m_, *s_, id_};
+    a.check_dim(k, "recv");
+    a.recv_exact(k, in.data, in.bytes, in.elem);
+}
+
+void node::recv_any_size(int k, sink in) {
+    access a{*m_, *s_, id_};
+    a.check_dim(k, "recv");
+    a.recv_sink(k, {in.ctx, in.alloc, in.elem});
+}
+
+void node::exchange_bytes(int k, bytes_view out, bytes_span in) {
+    access a{*m_, *s_, id_};
+    a.check_dim(k, "exchange");
+    const bool borrowed = a.borrow(out.bytes);
+    pending_deliveries pending(*m_, *s_, id_);
+    const std::uint64_t seq = a.push(k, a.prepare(k, out.data, out.bytes, out.elem, borrowed));
+    if (borrowed || a.synchronous()) pending.add(k, seq);
+    a.recv_exact(k, in.data, in.bytes, in.elem);
+    pending.wait_all();
+}
+
+void node::exchange_any_size(int k, bytes_view out, sink in) {
+    access a{*m_, *s_, id_};
+    a.check_dim(k, "exchange");
+    const bool borrowed = a.borrow(out.bytes);
+    pending_deliveries pending(*m_, *s_, id_);
+    const std::uint64_t seq = a.push(k, a.prepare(k, out.data, out.bytes, out.elem, borrowed));
+    if (borrowed || a.synchronous()) pending.add(k, seq);
+    a.recv_sink(k, {in.ctx, in.alloc, in.elem});
+    pending.wait_all();
+}
+
+void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
+    access a{*m_, *s_, id_};
+    if (m_->cfg.ports != port_model::all_port)
+        fail(id_, "exchange_all needs the all-port model (config.ports = all_port); this "
+                  "machine is single-port, where a node sends on one link at a time");
+    unsigned seen = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        a.check_dim(ops[i].dim, "exchange_all");
+        if (seen & (1u << ops[i].dim))
+            fail(id_, "exchange_all lists dimension " + std::to_string(ops[i].dim) +
+                          " twice; each link can take part once");
+        seen |= 1u << ops[i].dim;
+    }
+
+    pending_deliveries pending(*m_, *s_, id_);
+    for (std::size_t i = 0; i < n; ++i) {
+        const bool borrowed = a.borrow(ops[i].out.bytes);
+        const std::uint64_t seq =
+            a.push(ops[i].dim, a.prepare(ops[i].dim, ops[i].out.data, ops[i].out.bytes,
+                                         ops[i].out.elem, borrowed));
+        if (borrowed || a.synchronous()) pending.add(ops[i].dim, seq);
+    }
+    // Receive in whatever order the messages come; virtual time is a max, so
+    // the order does not change it.
+    unsigned waiting = seen;
+    while (waiting) {
+        unsigned ready = 0;
+        for (unsigned w = waiting; w; w &= w - 1) {
+            const int k = std::countr_zero(w);
+            if (s_->in[k]->q.read_available() > 0) ready |= 1u << k;
+        }
+        if (!ready) {
+            const int k = std::countr_zero(waiting);
+            wait_until(*m_, *s_,
+                       [&] {
+                           for (unsigned w = waiting; w; w &= w - 1)
+                               if (s_->in[std::countr_zero(w)]->q.read_available() > 0) return true;
+                           return false;
+                       },
+                       {wait_info::recv, k, id_ ^ (1 << k), 0, false});
+            continue;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!(ready & (1u << ops[i].dim))) continue;
+            a.recv_exact(ops[i].dim, ops[i].in.data, ops[i].in.bytes, ops[i].in.elem);
+            waiting &= ~(1u << ops[i].dim);
+        }
+    }
+    pending.wait_all();
+}
+
+int node::recv_any_link(sink in) {
+    access a{*m_, *s_, id_};
+    if (dim_ == 0) fail(id_, "recv_any on a 0-cube: the node has no links");
+    const auto earliest_ready = [&] {
+        int best = -1;
+        for (int k = 0; k < dim_; ++k) {
+            link& l = *s_->in[k];
+            if (l.q.read_available() == 0) continue;
+            if (best < 0 || l.q.front().arrival.time < s_->in[best]->q.front().arrival.time)
+                best = k;
+        }
+        return best;
+    };
+    int k = earliest_ready();
+    if (k < 0) {
+        wait_until(*m_, *s_, [&] { return (k = earliest_ready()) >= 0; },
+                   {wait_info::recv_any, -1, -1, 0, false});
+    }
+    a.recv_sink(k, {in.ctx, in.alloc, in.elem});
+    return k;
+}
+
+// ---- the E-cube router ------------------------------------------------------
+
+void node::send_routed_bytes(int dest, bytes_view out) {
+    machine_state& m = *m_;
+    const int p = 1 << dim_;
+    if (dest < 0 || dest >= p)
+        fail(id_, "send_routed to node " + std::to_string(dest) + ", outside 0.." +
+                      std::to_string(p - 1));
+    if (dest == id_) fail(id_, "send_routed to itself; routed messages go to other nodes");
+
+    const std::vector<int> path = ecube_path(node_id(id_), node_id(dest));
+    const vclock dur = m.message_duration(out.bytes, out.elem);
+    vclock& port = s_->send_port[m.port_index(path.front())];
+    vclock start = max(s_->clock, port);
+    {
+        // Cut-through: the message holds every link of its path for the same
+        // interval; start at the earliest time all of them are free.
+        router_state& r = m.router;
+        std::lock_guard lock(r.mu);
+        const double wanted = start.time;
+        for (bool moved = true; moved;) {
+            moved = false;
+            int x = id_;
+            for (int k : path) {
+                for (const auto& busy : r.busy[std::size_t(x) * dim_ + k]) {
+                    if (busy.begin < start.time + dur.time && start.time < busy.end &&
+                        dur.time > 0) {
+                        r.congestion.push_back({x, k, id_, dest, wanted, busy.end});
+                        start.time = busy.end;
+                        moved = true;
+                    }
+                }
+                x ^= 1 << k;
+            }
+        }
+        int x = id_;
+        for (int k : path) {
+            const std::size_t l = std::size_t(x) * dim_ + k;
+            if (dur.time > 0) r.busy[l].push_back({start.time, start.time + dur.time});
+            r.traffic[l].messages += 1;
+            r.traffic[l].bytes += out.bytes;
+            x ^= 1 << k;
+        }
+        r.routed_messages += 1;
+    }
+    port = start + dur;
+
+    routed_message msg{id_, start + dur, dur, std::uint16_t(out.elem),
+                       std::vector<unsigned char>(out.bytes)};
+    if (out.bytes) std::memcpy(msg.data.data(), out.data, out.bytes);
+    if (m.cfg.trace)
+        s_->trace.push_back({id_, dest, -1, start.steps, start.time, msg.arrival.time, out.bytes});
+    node_state& d = m.nodes[dest];
+    {
+        std::lock_guard lock(d.routed_mu);
+        d.routed_inbox[id_].push_back(std::move(msg));
+    }
+    m.wake(d);
+}
+
+namespace {
+
+// Waits for the next routed message from `source` and hands it to `consume`
+// under the inbox lock; pops it only if consume returns.
+template <class Consume>
+void take_routed(machine_state& m, node_state& s, int id, int source, std::size_t expect,
+                 bool exact, Consume consume) {
+    const int p = 1 << m.cfg.dim;
+    if (source < 0 || source >= p || source == id)
+        fail(id, "recv_routed from node " + std::to_string(source) +
+                     (source == id ? ", itself" : ", outside 0.." + std::to_string(p - 1)));
+    const auto has_message = [&] {
+        std::lock_guard lock(s.routed_mu);
+        const auto it = s.routed_inbox.find(source);
+        return it != s.routed_inbox.end() && !it->second.empty();
+    };
+    wait_until(m, s, has_message, {wait_info::routed, -1, source, expect, exact});
+
+    vclock arrival, dur;
+    {
+        std::lock_guard lock(s.routed_mu);
+        auto& queue = s.routed_inbox[source];
+        routed_message& msg = queue.front();
+        consume(msg);
+        arrival = msg.arrival;
+        dur = msg.duration;
+        queue.pop_front();
+    }
+    // The last hop of an E-cube path is the highest dimension in which they differ.
+    const int last = std::bit_width(unsigned(source ^ id)) - 1;
+    access{m, s, id}.charge_receive(m.port_index(last), arrival, dur);
+}
+
+std::string routed_from(int source) {
+    return "recv_routed from node " + std::to_string(source);
+}
+
+} // namespace
+
+void node::recv_routed_bytes(int source, bytes_span in) {
+    take_routed(*m_, *s_, id_, source, in.bytes, true, [&](const routed_message& msg) {
+        if (msg.elem != in.elem || msg.data.size() != in.bytes)
+            fail(id_, routed_from(source) + ": expected " + elements(in.bytes, in.elem) +
+                          ", message has " + elements(msg.data.size(), msg.elem));
+        if (in.bytes) std::memcpy(in.data, msg.data.data(), in.bytes);
+    });
+}
+
+void node::recv_routed_any_size(int source, sink in) {
+    take_routed(*m_, *s_, id_, source, 0, false, [&](const routed_message& msg) {
+        if (msg.elem != in.elem)
+            fail(id_, routed_from(source) + ": message was sent as " + std::to_string(msg.elem) +
+                          "-byte elements, received as " + std::to_string(in.elem) +
+                          "-byte elements");
+        void* dst = in.alloc(in.ctx, msg.data.size());
+        if (!msg.data.empty()) std::memcpy(dst, msg.data.data(), msg.data.size());
+    });
+}
+
+} // namespace hcube

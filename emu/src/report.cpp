@@ -1,0 +1,59 @@
+#include <hcube/report.hpp>
+
+#include <algorithm>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+namespace hcube {
+
+std::uint64_t run_report::max_link_bytes() const {
+    std::uint64_t m = 0;
+    for (const auto& l : links)
+        m = std::max(m, l.bytes);
+    return m;
+}
+
+std::uint64_t run_report::max_link_messages() const {
+    std::uint64_t m = 0;
+    for (const auto& l : links)
+        m = std::max(m, l.messages);
+    return m;
+}
+
+std::string run_report::summary() const {
+    std::ostringstream os;
+    const int p = 1 << dim;
+    os << "hypercube     d = " << dim << ", p = " << p << " nodes, " << to_string(ports)
+       << ", t_s = " << cost.t_s << ", t_w = " << cost.t_w << '\n';
+    os << "virtual time  " << virtual_time << "  (" << steps << " steps on the critical path)\n";
+    os << "wall time     " << std::fixed << std::setprecision(6) << wall_seconds << " s\n"
+       << std::defaultfloat;
+    os << "traffic       " << messages << " link messages, " << bytes << " bytes";
+    if (routed_messages) os << " (" << routed_messages << " routed end to end)";
+    os << '\n';
+    if (!links.empty()) {
+        const auto busiest = std::max_element(
+            links.begin(), links.end(),
+            [](const link_stats& a, const link_stats& b) { return a.bytes < b.bytes; });
+        const auto at = std::size_t(busiest - links.begin());
+        const int from = int(at / std::size_t(dim)), k = int(at % std::size_t(dim));
+        os << "busiest link  " << from << " -> " << (from ^ (1 << k)) << " (dim " << k
+           << "): " << busiest->messages << " messages, " << busiest->bytes << " bytes\n";
+    }
+    os << "congestion    " << congestion.size() << " event" << (congestion.size() == 1 ? "" : "s");
+    for (std::size_t i = 0; i < congestion.size() && i < 4; ++i) {
+        const auto& c = congestion[i];
+        os << "\n  link " << c.from << " -> " << (c.from ^ (1 << c.dim)) << ": message " << c.source
+           << " -> " << c.dest << " wanted t = " << c.wanted << ", got t = " << c.granted;
+    }
+    if (congestion.size() > 4) os << "\n  ...";
+    os << '\n';
+    return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const run_report& r) {
+    return os << r.summary();
+}
+
+} // namespace hcube

@@ -1,0 +1,209 @@
+// Runtime internals: message descriptors, links, per-node and per-machine state.
+// Private to emu/src; node.hpp only forward-declares these.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/lockfree/spsc_queue.hpp>
+#include <tbb/cache_aligned_allocator.h>
+
+#include <hcube/config.hpp>
+#include <hcube/report.hpp>
+
+namespace hcube::detail {
+
+inline constexpr std::size_t cache_line = 64;
+
+// A point on both virtual clocks: time under the configured cost model and the
+// same critical path counted in steps (t_s = 1, t_w = 0).
+struct vclock {
+    double time = 0;
+    std::int64_t steps = 0;
+
+    friend vclock max(vclock a, vclock b) noexcept {
+        return {a.time > b.time ? a.time : b.time, a.steps > b.steps ? a.steps : b.steps};
+    }
+    friend vclock operator+(vclock a, vclock b) noexcept {
+        return {a.time + b.time, a.steps + b.steps};
+    }
+    friend vclock operator-(vclock a, vclock b) noexcept {
+        return {a.time - b.time, a.steps - b.steps};
+    }
+};
+
+enum class payload : std::uint8_t {
+    inline_bytes, // in the descriptor itself
+    heap,         // a scalable_malloc'd copy the receiver frees
+    borrowed,     // the sender's own buffer; the sender waits until it is consumed
+};
+
+// One message in a link: exactly one cache line.
+struct descriptor {
+    static constexpr std::size_t inline_capacity = 40;
+
+    vclock arrival;          // when the last word arrives at the receiver
+    std::uint32_t bytes = 0; // payload size
+    std::uint16_t elem = 0;  // element size of the sender's type
+    payload kind = payload::inline_bytes;
+    union {
+        unsigned char data[inline_capacity];
+        const void* ptr;
+    };
+
+    descriptor() noexcept
+        : ptr(nullptr) {}
+    const void* bytes_ptr() const noexcept { return kind == payload::inline_bytes ? data : ptr; }
+};
+static_assert(sizeof(descriptor) == cache_line);
+
+// A directed link x -> x ^ 2^k: a bounded SPSC ring of descriptors.
+//
+// Memory ordering: the ring's own indices carry the payload (push is a release
+// store of the write index, pop an acquire load), so a descriptor's contents and
+// whatever its pointer refers to are visible to the consumer. `consumed` is the
+// consumer's count of fully processed descriptors, stored with release after the
+// payload was copied out, so a producer that acquires it may reuse a borrowed
+// buffer or count a synchronous send as delivered.
+struct alignas(cache_line) link {
+    using ring = boost::lockfree::spsc_queue<
+        descriptor, boost::lockfree::allocator<tbb::cache_aligned_allocator<descriptor>>>;
+
+    explicit link(std::size_t capacity)
+        : q(capacity) {}
+
+    ring q;
+    alignas(cache_line) std::atomic<std::uint64_t> consumed{0};
+};
+
+// What a parked node waits for, kept for the deadlock report.
+struct wait_info {
+    enum kind_t : std::uint8_t { none, recv, send_full, delivery, recv_any, routed } kind = none;
+    int dim = -1;          // link, or -1
+    int peer = -1;         // node at the other end (or routed source)
+    std::size_t bytes = 0; // expected bytes for an exact receive, or 0
+    bool exact = false;
+};
+
+// Where a message of a size known only on arrival is copied to.
+struct byte_sink {
+    void* ctx;
+    void* (*alloc)(void* ctx, std::size_t bytes);
+    std::size_t elem;
+};
+
+struct routed_message {
+    int source;
+    vclock arrival;
+    vclock duration;
+    std::uint16_t elem;
+    std::vector<unsigned char> data;
+};
+
+struct machine_state;
+
+// Everything one node owns. Hot fields first; the doorbell has its own line
+// because other nodes write it.
+struct alignas(cache_line) node_state {
+    // Doorbell: bumped by whoever makes something this node may wait for true.
+    std::atomic<std::uint32_t> bell{0};
+    // Set (then a seq_cst fence) before the final re-check and park; wakers fence
+    // and ring only when they see it, so an idle receiver costs no syscall.
+    std::atomic<bool> waiting{false};
+
+    // For the deadlock watchdog: `parked` is published (release) after the last
+    // re-check failed, with the bell value it sleeps on and an epoch that changes
+    // with every park, so two equal samples prove the node never moved.
+    alignas(cache_line) std::atomic<bool> parked{false};
+    std::atomic<std::uint32_t> parked_bell{0};
+    std::atomic<std::uint64_t> park_epoch{0};
+    std::atomic<bool> done{true};
+    wait_info waiting_for;
+
+    // Owner-only from here on.
+    alignas(cache_line) vclock clock;
+    std::vector<vclock> send_port; // one per port: 1 (single-port) or d (all-port)
+    std::vector<vclock> recv_port;
+    std::vector<link*> out;            // out[k]: this -> this ^ 2^k
+    std::vector<link*> in;             // in[k]: this ^ 2^k -> this
+    std::vector<std::uint64_t> pushed; // descriptors pushed per out link
+    std::vector<link_stats> sent;      // direct traffic per out link
+    std::vector<trace_record> trace;
+    std::exception_ptr error;
+
+    // Routed messages addressed to this node, by source, in arrival order.
+    std::mutex routed_mu;
+    std::map<int, std::deque<routed_message>> routed_inbox;
+};
+
+// The E-cube router's view of every directed link: busy intervals in virtual
+// time (for congestion) and routed traffic counters. One lock: routed traffic is
+// for teaching and correctness, not the fast path.
+struct router_state {
+    struct interval {
+        double begin, end;
+    };
+    std::mutex mu;
+    std::vector<std::vector<interval>> busy; // per link, index from * d + k
+    std::vector<link_stats> traffic;
+    std::vector<congestion_event> congestion;
+    std::uint64_t routed_messages = 0;
+};
+
+struct machine_state {
+    config cfg;
+    int p = 1;
+    bool spin = false; // threads <= cores: spin briefly before parking
+
+    std::vector<std::unique_ptr<link>> links; // index from * d + k
+    std::unique_ptr<node_state[]> nodes;
+    router_state router;
+
+    // Run control.
+    const std::function<void(node&)>* program = nullptr;
+    std::atomic<std::uint32_t> generation{0};
+    std::atomic<bool> stopping{false};
+    std::atomic<bool> cancelled{false};
+    std::atomic<int> first_failure{-1};
+    std::atomic<int> remaining{0};
+    std::mutex done_mu;
+    std::condition_variable done_cv;
+    bool all_done = false;
+
+    std::vector<std::thread> threads;
+
+    link& out_link(int from, int k) const { return *links[std::size_t(from) * cfg.dim + k]; }
+    std::size_t port_index(int k) const {
+        return cfg.ports == port_model::all_port ? std::size_t(k) : 0;
+    }
+    vclock message_duration(std::size_t bytes, std::size_t elem) const {
+        return {cfg.cost.message_time(cfg.cost.words(bytes, elem)), 1};
+    }
+
+    // Wakes `n` if it is about to park or parked. Call after publishing whatever
+    // it waits for; the fence pairs with the one in node_state's wait.
+    static void wake(node_state& n) noexcept {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (n.waiting.load(std::memory_order_relaxed)) {
+            n.bell.fetch_add(1, std::memory_order_release);
+            n.bell.notify_one();
+        }
+    }
+    void cancel(int failed_node) noexcept;
+};
+
+// Thrown inside a node program when its run was cancelled; never escapes run().
+struct run_cancelled {};
+
+} // namespace hcube::detail
