@@ -12,13 +12,20 @@ namespace hcube {
 
 using node_id = std::uint32_t;
 
-constexpr node_id neighbor(node_id x, int k) noexcept { return x ^ (node_id{1} << k); }
-constexpr int hamming(node_id a, node_id b) noexcept { return std::popcount(a ^ b); }
+constexpr node_id neighbor(node_id x, int k) noexcept {
+    return x ^ (node_id{1} << k);
+}
+constexpr int hamming(node_id a, node_id b) noexcept {
+    return std::popcount(a ^ b);
+}
 
 // Binary-reflected Gray code G(i) = i ^ (i >> 1) and its inverse.
-constexpr node_id gray(node_id i) noexcept { return i ^ (i >> 1); }
+constexpr node_id gray(node_id i) noexcept {
+    return i ^ (i >> 1);
+}
 constexpr node_id gray_inverse(node_id g) noexcept {
-    for (node_id shift = 1; shift < 32; shift <<= 1) g ^= g >> shift;
+    for (node_id shift = 1; shift < 32; shift <<= 1)
+        g ^= g >> shift;
     return g;
 }
 

@@ -10,7 +10,7 @@ namespace hcube {
 struct block {
     std::size_t begin;
     std::size_t size;
-    std::size_t end() const noexcept { return begin + size; }
+    constexpr std::size_t end() const noexcept { return begin + size; }
 };
 
 constexpr block block_of(std::size_t m, std::size_t parts, std::size_t i) noexcept {
