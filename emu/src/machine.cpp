@@ -8,8 +8,6 @@
 #include <sstream>
 #include <system_error>
 
-#include <tbb/scalable_allocator.h>
-
 #include "state.hpp"
 
 namespace hcube {
@@ -124,7 +122,6 @@ machine::machine(config cfg)
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
-        s.recv_port.resize(ports);
         s.pushed.assign(d, 0);
         s.sent.resize(d);
         for (int k = 0; k < d; ++k) {
@@ -178,7 +175,6 @@ void machine::set_ports(port_model p) {
     const std::size_t ports = p == port_model::all_port ? std::max(m.cfg.dim, 1) : 1;
     for (int i = 0; i < m.p; ++i) {
         m.nodes[i].send_port.resize(ports);
-        m.nodes[i].recv_port.resize(ports);
     }
 }
 
@@ -205,7 +201,7 @@ std::vector<undelivered> drain(machine_state& m) {
                 const descriptor& desc = l.q.front();
                 u.messages += 1;
                 u.bytes += desc.bytes;
-                if (desc.kind == payload::heap) scalable_free(const_cast<void*>(desc.ptr));
+                if (desc.kind == payload::heap) payload_free(const_cast<void*>(desc.ptr));
                 l.q.pop();
                 l.consumed.store(l.consumed.load(std::memory_order_relaxed) + 1,
                                  std::memory_order_release);
@@ -277,7 +273,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
         node_state& s = m.nodes[i];
         s.clock = {};
         std::fill(s.send_port.begin(), s.send_port.end(), vclock{});
-        std::fill(s.recv_port.begin(), s.recv_port.end(), vclock{});
+        s.recv_port = {};
         std::fill(s.sent.begin(), s.sent.end(), link_stats{});
         s.trace.clear();
         s.error = nullptr;

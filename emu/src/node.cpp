@@ -15,8 +15,6 @@
 #include <limits>
 #include <string>
 
-#include <tbb/scalable_allocator.h>
-
 #include "state.hpp"
 
 namespace hcube {
@@ -100,10 +98,10 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
     }
 }
 
-// Sends whose payload (a borrowed buffer) or completion (a synchronous link)
-// still depends on the receiver. If the node unwinds with some outstanding, the
-// run is cancelled and we wait until each receiver consumed the message or
-// finished, so no receiver ever reads a buffer that is gone.
+// Sends whose completion still depends on the receiver: a borrowed buffer
+// (rendezvous exchange) or a synchronous link. If the node unwinds with a
+// borrowed buffer outstanding, the run is cancelled and we wait until no
+// receiver is copying from it (see link::reading), so none reads freed memory.
 class pending_deliveries {
 public:
     pending_deliveries(machine_state& m, node_state& s, int id) noexcept
@@ -113,7 +111,9 @@ public:
     pending_deliveries(const pending_deliveries&) = delete;
     pending_deliveries& operator=(const pending_deliveries&) = delete;
 
-    void add(int k, std::uint64_t seq) noexcept { items_[n_++] = {k, seq}; }
+    void add(int k, std::uint64_t seq, bool borrowed) noexcept {
+        items_[n_++] = {k, seq, borrowed};
+    }
 
     void wait_all() {
         while (n_ > 0) {
@@ -126,21 +126,19 @@ public:
     }
 
     ~pending_deliveries() {
-        if (n_ == 0) return;
+        if (std::none_of(items_, items_ + n_, [](const item& it) { return it.borrowed; })) return;
         m_.cancel(id_);
-        for (int i = 0; i < n_; ++i) {
-            const link& l = *s_.out[items_[i].k];
-            const node_state& peer = m_.nodes[id_ ^ (1 << items_[i].k)];
-            while (l.consumed.load(std::memory_order_acquire) < items_[i].seq &&
-                   !peer.done.load(std::memory_order_acquire))
+        for (int i = 0; i < n_; ++i)
+            while (items_[i].borrowed &&
+                   s_.out[items_[i].k]->reading.load(std::memory_order_seq_cst))
                 std::this_thread::yield();
-        }
     }
 
 private:
     struct item {
         int k;
         std::uint64_t seq;
+        bool borrowed;
     };
     machine_state& m_;
     node_state& s_;
@@ -216,7 +214,7 @@ struct access {
             d.ptr = data;
         } else {
             d.kind = payload::heap;
-            void* copy = scalable_malloc(bytes);
+            void* copy = payload_alloc(bytes);
             if (!copy)
                 fail(id, "out of memory for a message of " + std::to_string(bytes) + " bytes");
             std::memcpy(copy, data, bytes);
@@ -250,7 +248,7 @@ struct access {
         const std::uint64_t seq = push(k, prepare(k, data, bytes, elem, false));
         if (synchronous()) {
             pending_deliveries pending(m, s, id);
-            pending.add(k, seq);
+            pending.add(k, seq, false);
             pending.wait_all();
         }
     }
@@ -261,11 +259,17 @@ struct access {
                    {wait_info::recv, k, id ^ (1 << k), expect, exact});
     }
 
-    // Charges the receive of a message that arrived at `arrival` on port `port`.
-    void charge_receive(std::size_t port, vclock arrival, vclock dur) {
-        vclock& rp = s.recv_port[port];
-        const vclock end = max(arrival - dur, rp) + dur;
-        rp = end;
+    // Charges the receive of a message that arrived at `arrival`. Single-port:
+    // the node's one receive port takes messages one at a time, in program
+    // order. All-port: each link is its own port and its messages were already
+    // serialized where they entered it (sender's port, or router reservation).
+    void charge_receive(vclock arrival, vclock dur) {
+        if (m.cfg.ports == port_model::all_port) {
+            s.clock = max(s.clock, arrival);
+            return;
+        }
+        const vclock end = max(arrival - dur, s.recv_port) + dur;
+        s.recv_port = end;
         s.clock = max(s.clock, end);
     }
 
@@ -288,14 +292,23 @@ struct access {
         link& l = *s.in[k];
         const descriptor& d = l.q.front();
         void* dst = dest(d);
+        const bool borrowed = d.kind == payload::borrowed;
+        if (borrowed) {
+            l.reading.store(true, std::memory_order_seq_cst);
+            if (m.cancelled.load(std::memory_order_seq_cst)) {
+                l.reading.store(false, std::memory_order_release);
+                throw run_cancelled{};
+            }
+        }
         if (d.bytes) std::memcpy(dst, d.bytes_ptr(), d.bytes);
-        if (d.kind == payload::heap) scalable_free(const_cast<void*>(d.ptr));
+        if (borrowed) l.reading.store(false, std::memory_order_release);
+        if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
         const vclock arrival = d.arrival;
         const vclock dur = m.message_duration(d.bytes, d.elem);
         l.q.pop();
         l.consumed.store(l.consumed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
         m.wake(m.nodes[id ^ (1 << k)]);
-        charge_receive(m.port_index(k), arrival, dur);
+        charge_receive(arrival, dur);
     }
 
     void recv_exact(int k, void* data, std::size_t bytes, std::size_t elem) {
@@ -341,7 +354,7 @@ void node::exchange_bytes(int k, bytes_view out, bytes_span in) {
     const bool borrowed = a.borrow(out.bytes);
     pending_deliveries pending(*m_, *s_, id_);
     const std::uint64_t seq = a.push(k, a.prepare(k, out.data, out.bytes, out.elem, borrowed));
-    if (borrowed || a.synchronous()) pending.add(k, seq);
+    if (borrowed || a.synchronous()) pending.add(k, seq, borrowed);
     a.recv_exact(k, in.data, in.bytes, in.elem);
     pending.wait_all();
 }
@@ -352,7 +365,7 @@ void node::exchange_any_size(int k, bytes_view out, sink in) {
     const bool borrowed = a.borrow(out.bytes);
     pending_deliveries pending(*m_, *s_, id_);
     const std::uint64_t seq = a.push(k, a.prepare(k, out.data, out.bytes, out.elem, borrowed));
-    if (borrowed || a.synchronous()) pending.add(k, seq);
+    if (borrowed || a.synchronous()) pending.add(k, seq, borrowed);
     a.recv_sink(k, {in.ctx, in.alloc, in.elem});
     pending.wait_all();
 }
@@ -377,7 +390,7 @@ void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
         const std::uint64_t seq =
             a.push(ops[i].dim, a.prepare(ops[i].dim, ops[i].out.data, ops[i].out.bytes,
                                          ops[i].out.elem, borrowed));
-        if (borrowed || a.synchronous()) pending.add(ops[i].dim, seq);
+        if (borrowed || a.synchronous()) pending.add(ops[i].dim, seq, borrowed);
     }
     // Receive in whatever order the messages come; virtual time is a max, so
     // the order does not change it.
@@ -518,9 +531,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
         dur = msg.duration;
         queue.pop_front();
     }
-    // The last hop of an E-cube path is the highest dimension in which they differ.
-    const int last = std::bit_width(unsigned(source ^ id)) - 1;
-    access{m, s, id}.charge_receive(m.port_index(last), arrival, dur);
+    access{m, s, id}.charge_receive(arrival, dur);
 }
 
 std::string routed_from(int source) {

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <functional>
@@ -18,6 +19,7 @@
 
 #include <boost/lockfree/spsc_queue.hpp>
 #include <tbb/cache_aligned_allocator.h>
+#include <tbb/scalable_allocator.h>
 
 #include <hcube/config.hpp>
 #include <hcube/report.hpp>
@@ -25,6 +27,26 @@
 namespace hcube::detail {
 
 inline constexpr std::size_t cache_line = 64;
+
+// Heap payloads come from oneTBB's scalable allocator (per-thread pools, no
+// global lock across thousands of node threads). It is not instrumented, so a
+// sanitizer sees neither its cross-thread hand-offs (false races under TSan)
+// nor its block bounds (ASan); sanitized builds use the system allocator.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+inline void* payload_alloc(std::size_t bytes) noexcept {
+    return std::malloc(bytes);
+}
+inline void payload_free(void* p) noexcept {
+    std::free(p);
+}
+#else
+inline void* payload_alloc(std::size_t bytes) noexcept {
+    return scalable_malloc(bytes);
+}
+inline void payload_free(void* p) noexcept {
+    scalable_free(p);
+}
+#endif
 
 // A point on both virtual clocks: time under the configured cost model and the
 // same critical path counted in steps (t_s = 1, t_w = 0).
@@ -76,6 +98,12 @@ static_assert(sizeof(descriptor) == cache_line);
 // consumer's count of fully processed descriptors, stored with release after the
 // payload was copied out, so a producer that acquires it may reuse a borrowed
 // buffer or count a synchronous send as delivered.
+//
+// `reading` guards borrowed buffers when a run is cancelled: the consumer sets
+// it (seq_cst) before copying from a borrowed buffer and then checks for
+// cancellation; an owner unwinding after the cancel flag was set waits while it
+// is true. So a receiver either saw the cancel and never touches the buffer, or
+// the owner sees it reading and waits for the (bounded) copy to end.
 struct alignas(cache_line) link {
     using ring = boost::lockfree::spsc_queue<
         descriptor, boost::lockfree::allocator<tbb::cache_aligned_allocator<descriptor>>>;
@@ -85,6 +113,7 @@ struct alignas(cache_line) link {
 
     ring q;
     alignas(cache_line) std::atomic<std::uint64_t> consumed{0};
+    std::atomic<bool> reading{false};
 };
 
 // What a parked node waits for, kept for the deadlock report.
@@ -133,8 +162,8 @@ struct alignas(cache_line) node_state {
 
     // Owner-only from here on.
     alignas(cache_line) vclock clock;
-    std::vector<vclock> send_port; // one per port: 1 (single-port) or d (all-port)
-    std::vector<vclock> recv_port;
+    std::vector<vclock> send_port;     // one per port: 1 (single-port) or d (all-port)
+    vclock recv_port;                  // single-port only (see charge_receive)
     std::vector<link*> out;            // out[k]: this -> this ^ 2^k
     std::vector<link*> in;             // in[k]: this ^ 2^k -> this
     std::vector<std::uint64_t> pushed; // descriptors pushed per out link

@@ -1,0 +1,164 @@
+// Links: FIFO order, payload paths (inline, heap, borrowed), back-pressure,
+// synchronous links, any-size receives, exchange and exchange_all.
+#include <doctest/doctest.h>
+
+#include <numeric>
+
+#include <hcube/machine.hpp>
+
+#include "test_support.hpp"
+
+using namespace hcube;
+using hcube::test::cfg;
+
+namespace {
+
+std::vector<std::int64_t> payload(int from, int seq, std::size_t n) {
+    std::vector<std::int64_t> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = std::int64_t(from) << 40 | std::int64_t(seq) << 20 | std::int64_t(i);
+    return v;
+}
+
+} // namespace
+
+TEST_CASE("messages on one link arrive complete and in FIFO order, for every payload size") {
+    // 0..5 elements travel inline, 1000 on the heap; 16 messages per link exceed
+    // a capacity of 4, so the sender also meets back-pressure.
+    for (std::size_t capacity : {std::size_t(1), std::size_t(4), std::size_t(64)}) {
+        config c = cfg(2);
+        c.link_capacity = capacity;
+        machine m(c);
+        const std::vector<std::size_t> sizes{0, 1, 5, 6, 1000, 3, 20000, 2};
+        std::atomic<int> bad{0};
+        m.run([&](node& me) {
+            for (int k = 0; k < me.dim(); ++k) {
+                const bool sender = (me.id() >> k & 1) == 0;
+                for (int rep = 0; rep < 2; ++rep)
+                    for (std::size_t s = 0; s < sizes.size(); ++s) {
+                        const int seq = rep * 100 + int(s);
+                        if (sender) {
+                            me.send(k, payload(me.id(), seq, sizes[s]));
+                        } else {
+                            const auto got = me.recv<std::int64_t>(k);
+                            if (got != payload(me.neighbor(k), seq, sizes[s])) ++bad;
+                        }
+                    }
+            }
+        });
+        CHECK(bad == 0);
+    }
+}
+
+TEST_CASE("recv into an exact-size span, and exchange in both payload paths") {
+    machine m(cfg(3, port_model::all_port));
+    for (std::size_t n : {std::size_t(0), std::size_t(3), std::size_t(4096), std::size_t(100000)}) {
+        std::atomic<int> bad{0};
+        m.run([&](node& me) {
+            for (int k = 0; k < me.dim(); ++k) {
+                const auto out = payload(me.id(), k, n);
+                std::vector<std::int64_t> in(n, -1);
+                me.exchange(k, out, in);
+                if (in != payload(me.neighbor(k), k, n)) ++bad;
+                // The any-size reply form.
+                if (me.exchange(k, out) != payload(me.neighbor(k), k, n)) ++bad;
+            }
+        });
+        CHECK_MESSAGE(bad == 0, "n = " << n);
+    }
+}
+
+TEST_CASE("exchange_all moves one message each way on every listed link") {
+    machine m(cfg(4, port_model::all_port));
+    for (std::size_t n : {std::size_t(1), std::size_t(700)}) {
+        std::atomic<int> bad{0};
+        const run_report r = m.run([&](node& me) {
+            std::vector<std::vector<std::int64_t>> out, in;
+            std::vector<transfer<std::int64_t>> ops;
+            for (int k = 0; k < me.dim(); ++k) {
+                out.push_back(payload(me.id(), k, n + std::size_t(k)));
+                in.emplace_back(n + std::size_t(k));
+            }
+            for (int k = me.dim() - 1; k >= 0; --k)
+                ops.push_back({k, out[k], in[k]});
+            me.exchange_all(ops);
+            for (int k = 0; k < me.dim(); ++k)
+                if (in[k] != payload(me.neighbor(k), k, n + std::size_t(k))) ++bad;
+        });
+        CHECK(bad == 0);
+        CHECK(r.messages == 16u * 4u);
+        CHECK(r.steps == 1);
+        for (const auto& l : r.links)
+            CHECK(l.messages == 1);
+    }
+}
+
+TEST_CASE("recv_any returns every message once, with the link it came on") {
+    machine m(cfg(3));
+    std::atomic<int> bad{0};
+    m.run([&](node& me) {
+        for (int k = 0; k < me.dim(); ++k)
+            me.send(k, payload(me.id(), k, std::size_t(k) + 1));
+        unsigned seen = 0;
+        for (int i = 0; i < me.dim(); ++i) {
+            const auto r = me.recv_any<std::int64_t>();
+            if (seen & (1u << r.dim)) ++bad;
+            seen |= 1u << r.dim;
+            if (r.data != payload(me.neighbor(r.dim), r.dim, std::size_t(r.dim) + 1)) ++bad;
+        }
+    });
+    CHECK(bad == 0);
+}
+
+TEST_CASE("capacity 0 makes sends synchronous but correct programs still run") {
+    config c = cfg(3);
+    c.link_capacity = 0;
+    machine m(c);
+    std::atomic<int> bad{0};
+    m.run([&](node& me) {
+        for (int k = 0; k < me.dim(); ++k) {
+            // Safe ordering: the lower end sends first.
+            const std::int64_t mine = me.id();
+            std::int64_t theirs = -1;
+            if ((me.id() >> k & 1) == 0) {
+                me.send(k, std::span(&mine, 1));
+                me.recv(k, std::span(&theirs, 1));
+            } else {
+                me.recv(k, std::span(&theirs, 1));
+                me.send(k, std::span(&mine, 1));
+            }
+            if (theirs != me.neighbor(k)) ++bad;
+            // exchange is safe on synchronous links too.
+            theirs = -1;
+            me.exchange(k, std::span(&mine, 1), std::span(&theirs, 1));
+            if (theirs != me.neighbor(k)) ++bad;
+        }
+    });
+    CHECK(bad == 0);
+}
+
+TEST_CASE("a machine runs many programs and keeps its threads") {
+    machine m(cfg(5));
+    for (int run = 0; run < 20; ++run) {
+        std::vector<int> seen(32, -1);
+        m.run([&](node& me) { seen[me.id()] = me.id() * run; });
+        for (int i = 0; i < 32; ++i)
+            REQUIRE(seen[i] == i * run);
+    }
+}
+
+TEST_CASE("a 10-cube runs a full exchange on every link") {
+    machine m(cfg(10, port_model::all_port));
+    std::atomic<int> bad{0};
+    const run_report r = m.run([&](node& me) {
+        for (int k = 0; k < me.dim(); ++k) {
+            const int out = me.id();
+            int in = -1;
+            me.exchange(k, std::span(&out, 1), std::span(&in, 1));
+            if (in != me.neighbor(k)) ++bad;
+        }
+    });
+    CHECK(bad == 0);
+    CHECK(r.messages == 1024u * 10u);
+    CHECK(r.virtual_time == 10);
+}
