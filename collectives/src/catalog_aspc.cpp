@@ -1,7 +1,245 @@
+// Seed 001 (Hu): all-to-some personalized communication and +-2^b-descend.
 #include <hcube/catalog.hpp>
+#include <hcube/collectives/aspc.hpp>
+#include <hcube/collectives/descend.hpp>
+#include <hcube/collectives/detail/dispatch.hpp>
+#include <hcube/cost/aspc.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <numeric>
+#include <sstream>
+#include <tuple>
 
 namespace hcube::detail {
 
-void register_aspc(catalog&) {}
+namespace {
+
+namespace hs = aspc_schedule;
+
+std::string port_unfit(const run_params& p, port_model want) {
+    if (p.ports == want) return {};
+    return "needs the " + std::string(to_string(want)) + " model (this run is " +
+           std::string(to_string(p.ports)) + ")";
+}
+
+// --- ASPC ----------------------------------------------------------------------
+
+// Block j of logical node i: w values that name (i, j, k).
+template <class T>
+T aspc_value(node_id i, int j, std::size_t w, std::size_t k) {
+    return input_value<T>(int(i), std::size_t(j) * w + k);
+}
+
+run_outcome run_aspc(machine& m, const run_params& p) {
+    return with_elem_type(p.type, [&]<class T>() {
+        const int n = p.dim;
+        const std::size_t P = std::size_t(1) << n, w = p.words, nw = std::size_t(n) * w;
+        std::vector<T> plus(P * nw), minus(P * nw); // by logical node
+        const run_report r = m.run([&](node& me) {
+            const node_id i = hs::logical_of(node_id(me.id()));
+            std::vector<T> in(nw);
+            for (int j = 0; j < n; ++j)
+                for (std::size_t k = 0; k < w; ++k)
+                    in[j * w + k] = aspc_value<T>(i, j, w, k);
+            aspc<T>(me, in, std::span<T>(plus).subspan(i * nw, nw),
+                    std::span<T>(minus).subspan(i * nw, nw));
+        });
+        std::string mismatch;
+        std::vector<T> want_plus(nw), want_minus(nw);
+        for (node_id i = 0; i < P && mismatch.empty(); ++i) {
+            for (int j = 0; j < n; ++j)
+                for (std::size_t k = 0; k < w; ++k) {
+                    want_plus[j * w + k] = aspc_value<T>((i - (node_id{1} << j)) % P, j, w, k);
+                    want_minus[j * w + k] = aspc_value<T>((i + (node_id{1} << j)) % P, j, w, k);
+                }
+            const auto got = [&](std::vector<T>& v) {
+                return std::span<const T>(v).subspan(i * nw, nw);
+            };
+            mismatch = first_mismatch<T>(int(hs::physical_of(i)), got(plus), want_plus);
+            if (mismatch.empty())
+                mismatch = first_mismatch<T>(int(hs::physical_of(i)), got(minus), want_minus);
+        }
+        std::ostringstream note;
+        note << r.steps << " steps; Theorem 2 lower bound " << hs::lower_bound_steps(n)
+             << " (all-port), single-port counting bound " << hs::single_port_lower_bound_steps(n);
+        if (!mismatch.empty()) note << "; " << mismatch;
+        const double formula = p.ports == port_model::all_port
+                                   ? cost::aspc_all_port(n, double(w), p.cost.t_s, p.cost.t_w)
+                                   : cost::aspc_single_port(n, double(w), p.cost.t_s, p.cost.t_w);
+        run_outcome o = make_outcome(r, formula, mismatch);
+        o.note = note.str();
+        return o;
+    });
+}
+
+// --- +-2^b-descend ----------------------------------------------------------------
+
+std::string descend_unfit(const run_params& p) {
+    const std::size_t M = p.words, N = std::size_t(1) << p.dim;
+    if (p.dim < 2) return "needs dimension >= 2 (this run has " + std::to_string(p.dim) + ")";
+    if (!std::has_single_bit(M))
+        return "--words M = " + std::to_string(M) + " is not a power of two";
+    if (M < N)
+        return "--words M = " + std::to_string(M) + " is smaller than N = " + std::to_string(N);
+    return {};
+}
+
+double descend_formula(const run_params& p, descend_schedule schedule) {
+    const auto [n, M, t_s, t_w] = std::tuple{p.dim, std::uint64_t(p.words), p.cost.t_s, p.cost.t_w};
+    if (p.ports == port_model::single_port) return cost::descend_single_port(n, M, t_s, t_w);
+    return schedule == descend_schedule::direct ? cost::descend_direct(n, M, t_s, t_w)
+                                                : cost::descend_pipelined(n, M, t_s, t_w);
+}
+
+// Runs `kernel` on input `x` (indexed globally) with the schedule, and returns
+// the distributed result gathered by global index.
+template <class T, class F>
+std::pair<std::vector<T>, run_report> run_descend_kernel(machine& m, const std::vector<T>& x,
+                                                         F kernel, descend_schedule schedule,
+                                                         descend_order order) {
+    std::vector<T> a = x;
+    const run_report r = m.run([&](node& me) {
+        const descend_layout s = descend_layout_of(me, a.size());
+        descend<T>(me, std::span<T>(a).subspan(s.first, s.L), a.size(), kernel, schedule, order);
+    });
+    return {std::move(a), r};
+}
+
+// The first difference, named by the physical node that holds it (logical
+// node q holds elements q L .. q L + L - 1).
+template <class T>
+std::string descend_mismatch(int n, std::span<const T> got, std::span<const T> want) {
+    const std::size_t L = want.size() >> n;
+    for (node_id q = 0; q < (node_id{1} << n); ++q)
+        if (std::string d = first_mismatch<T>(int(hs::physical_of(q)), got.subspan(q * L, L),
+                                              want.subspan(q * L, L));
+            !d.empty())
+            return d;
+    return {};
+}
+
+run_outcome run_descend(machine& m, const run_params& p, descend_schedule schedule) {
+    const std::size_t M = p.words;
+    const int n = p.dim;
+    const std::string& kernel = p.option("kernel");
+    const double formula = descend_formula(p, schedule);
+    const std::int64_t paper = schedule == descend_schedule::direct
+                                   ? cost::descend_direct_paper_steps(n, M)
+                                   : cost::descend_pipelined_paper_steps(n, M);
+    std::ostringstream note;
+    std::string mismatch;
+    run_report report;
+    if (kernel == "pcr") {
+        std::vector<tridiag_row> rows(M);
+        for (std::size_t i = 0; i < M; ++i)
+            rows[i] = tridiag_test_row(M, i);
+        const pcr_kernel f{M};
+        auto [got, r] = run_descend_kernel(m, rows, f, schedule, descend_order::ascend);
+        report = std::move(r);
+        std::vector<tridiag_row> want = rows;
+        descend_serial<tridiag_row>(want, f, descend_order::ascend);
+        mismatch = descend_mismatch<tridiag_row>(n, got, want);
+        const std::vector<double> x = pcr_solution(got), ref = thomas_solve(rows);
+        double diff = 0;
+        for (std::size_t i = 0; i < M; ++i)
+            diff = std::max(diff, std::abs(x[i] - ref[i]));
+        const double res = tridiag_residual(rows, x);
+        note << "pcr (ascend order, double precision whatever --type): residual " << res
+             << ", max |x - Thomas| " << diff << "; ";
+        if (mismatch.empty() && !(res < 1e-10))
+            mismatch = "residual " + std::to_string(res) + " is not below 1e-10";
+    } else {
+        with_elem_type(p.type, [&]<class T>() {
+            // Prefix inputs stay below 256, so int32 sums are exact up to M = 2^23.
+            std::vector<T> x(M), want(M);
+            for (std::size_t i = 0; i < M; ++i)
+                x[i] = input_value<T>(0, kernel == "prefix" ? i % 16 : i);
+            std::vector<T> got;
+            if (kernel == "prefix") {
+                std::tie(got, report) =
+                    run_descend_kernel(m, x, prefix_kernel{}, schedule, descend_order::descend);
+                std::inclusive_scan(x.begin(), x.end(), want.begin());
+            } else {
+                const std::uint64_t q =
+                    std::uint64_t(((p.shift % (long long)M) + (long long)M) % (long long)M);
+                std::tie(got, report) =
+                    run_descend_kernel(m, x, shift_kernel{q}, schedule, descend_order::descend);
+                for (std::size_t i = 0; i < M; ++i)
+                    want[(i + q) % M] = x[i];
+            }
+            mismatch = descend_mismatch<T>(n, got, want);
+        });
+    }
+    run_params unit = p;
+    unit.cost = {1, 0, 0};
+    note << report.steps << " steps; exact form " << descend_formula(unit, schedule)
+         << ", the seed's (all-port) count " << paper;
+    if (!mismatch.empty()) note << "; " << mismatch;
+    run_outcome o = make_outcome(std::move(report), formula, mismatch);
+    o.note = note.str();
+    return o;
+}
+
+} // namespace
+
+void register_aspc(catalog& c) {
+    const auto aspc_formula = [](const run_params& p) {
+        return p.ports == port_model::all_port
+                   ? cost::aspc_all_port(p.dim, double(p.words), p.cost.t_s, p.cost.t_w)
+                   : cost::aspc_single_port(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
+    };
+    const auto aspc_unfit = [](port_model want) {
+        return [want](const run_params& p) -> std::string {
+            if (p.dim < 1) return "needs dimension >= 1";
+            return port_unfit(p, want);
+        };
+    };
+    c.add({"aspc",
+           "four-step",
+           "seed 001, section 3, Theorem 5, Tables 1-2",
+           "4 (t_s + t_w w), w = --words per element; Theorem 2: >= 4 steps for n > 2",
+           {},
+           aspc_unfit(port_model::all_port),
+           aspc_formula,
+           run_aspc});
+    c.add({"aspc",
+           "single-port",
+           "seed 001, section 1 (one link per step) with Theorem 5's routes",
+           "(4 log p - 2)(t_s + t_w w), w = --words per element",
+           {},
+           aspc_unfit(port_model::single_port),
+           aspc_formula,
+           run_aspc});
+
+    const option_spec kernel{"kernel",
+                             {"pcr", "prefix", "shift"},
+                             "pcr",
+                             "pcr: parallel cyclic reduction of a tridiagonal system (checked "
+                             "against the Thomas algorithm); prefix: prefix sums; shift: cyclic "
+                             "shift by --shift"};
+    c.add({"descend",
+           "direct",
+           "seed 001, section 4 (direct: 2 log N M/N steps)",
+           "all-port (2 log N - 1) M/N (t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), M = --words "
+           "(seed: 2 log N M/N steps); single-port twice that",
+           {kernel},
+           descend_unfit,
+           [](const run_params& p) { return descend_formula(p, descend_schedule::direct); },
+           [](machine& m, const run_params& p) {
+               return run_descend(m, p, descend_schedule::direct);
+           }});
+    c.add({"descend",
+           "pipelined",
+           "seed 001, section 4 (pipelined ASPC rounds)",
+           "all-port (4 (log N + M/N - 1) - 2)(t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
+           "M = --words (seed: 4 (log M + M/N - 1) steps); single-port as direct",
+           {kernel},
+           descend_unfit,
+           [](const run_params& p) { return descend_formula(p, descend_schedule::pipelined); },
+           [](machine& m, const run_params& p) {
+               return run_descend(m, p, descend_schedule::pipelined);
+           }});
+}
 
 } // namespace hcube::detail

@@ -17,14 +17,18 @@ namespace hcube::cost {
 // --- ASPC -------------------------------------------------------------------
 
 // All-port, Theorem 5: each half takes 2 steps (1 for n = 1, where j = 0 only).
-constexpr int aspc_all_port_steps(int n) noexcept { return n <= 0 ? 0 : n == 1 ? 2 : 4; }
+constexpr int aspc_all_port_steps(int n) noexcept {
+    return n <= 0 ? 0 : n == 1 ? 2 : 4;
+}
 // 4 (t_s + t_w w) for n >= 2.
 constexpr double aspc_all_port(int n, double w, double t_s, double t_w) noexcept {
     return aspc_all_port_steps(n) * (t_s + t_w * w);
 }
 
 // Single-port: the same routes one link per step, n + (n - 1) steps per half.
-constexpr int aspc_single_port_steps(int n) noexcept { return n <= 0 ? 0 : 4 * n - 2; }
+constexpr int aspc_single_port_steps(int n) noexcept {
+    return n <= 0 ? 0 : 4 * n - 2;
+}
 // (4n - 2)(t_s + t_w w).
 constexpr double aspc_single_port(int n, double w, double t_s, double t_w) noexcept {
     return aspc_single_port_steps(n) * (t_s + t_w * w);
@@ -32,7 +36,9 @@ constexpr double aspc_single_port(int n, double w, double t_s, double t_w) noexc
 
 // --- +-2^b-descend ----------------------------------------------------------
 
-constexpr int log2_exact(std::uint64_t x) noexcept { return std::countr_zero(x); }
+constexpr int log2_exact(std::uint64_t x) noexcept {
+    return std::countr_zero(x);
+}
 
 // The seed's counts (section 4), inter-node communication steps:
 //   direct     2 log N M/N
