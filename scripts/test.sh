@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine: installs what is missing, builds
+# and runs every suite in a normal build, again under ThreadSanitizer, and
+# checks that an installed hcube can be consumed through pkg-config.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+configure() { # configure DIR [meson options...]: set up once, reconfigure after
+    local dir=$1
+    shift
+    if [ -d "$dir/meson-private" ]; then
+        meson setup --reconfigure "$dir" "$@" >/dev/null
+    else
+        meson setup "$dir" "$@" >/dev/null
+    fi
+}
+
+echo "== build and test (debugoptimized)"
+configure build
+meson compile -C build
+meson test -C build --print-errorlogs
+
+echo "== build and test under ThreadSanitizer"
+configure build-tsan -Db_sanitize=thread -Dbench=false
+meson compile -C build-tsan
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+    meson test -C build-tsan --print-errorlogs --timeout-multiplier 3
+
+echo "== install and consume through pkg-config"
+stage=$PWD/build/stage
+rm -rf "$stage"
+meson install -C build --destdir "$stage" >/dev/null
+pc_dir=$(dirname "$(find "$stage" -name hcube.pc | head -n 1)")
+flags=$(PKG_CONFIG_PATH=$pc_dir pkg-config --define-prefix --cflags --libs hcube)
+# shellcheck disable=SC2086
+c++ -std=c++20 examples/hello.cpp $flags -o build/stage/hello
+LD_LIBRARY_PATH=$(dirname "$(find "$stage" -name 'libhcube.so' | head -n 1)") build/stage/hello 3 >/dev/null
+echo "installed headers, library and hcube.pc build and run a node program"
+echo "all suites passed"
