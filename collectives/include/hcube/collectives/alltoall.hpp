@@ -1,0 +1,136 @@
+// All-to-all personalized communication (total exchange), seed 000, 4.5.
+//
+// in: p blocks of m elements, block j is for node j; out: p blocks of m
+// elements, block j came from node j (in.size() == out.size() == p m).
+//
+// Algorithms (costs exact under the single-port model, also under all-port):
+//   dimension_exchange  4.5.3, Eq. 4.9    (t_s + t_w m p/2) log p
+//   pairwise            Alg. 4.10, E-cube routed, Eq. 4.10   (t_s + t_w m)(p-1)
+//   ring                4.5.1 on the Gray-code ring, Eq. 4.7  (t_s + t_w m p/2)(p-1)
+//   automatic           the cheaper of Eq. 4.9 and Eq. 4.10 for the machine's
+//                       t_s, t_w (the ring never wins on a hypercube)
+// In the ring every node sends before it receives, so it needs links that
+// buffer at least one message (config::link_capacity >= 1, the default).
+#pragma once
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <hcube/cost/personalized.hpp>
+#include <hcube/error.hpp>
+#include <hcube/node.hpp>
+#include <hcube/topology.hpp>
+
+namespace hcube {
+
+enum class alltoall_algo { automatic, dimension_exchange, pairwise, ring };
+
+namespace detail {
+
+// The block size m, or a usage_error naming the node and both sizes.
+inline std::size_t alltoall_block_size(const node& me, std::size_t in, std::size_t out) {
+    const auto p = std::size_t(me.size());
+    if (in != out || in % p != 0)
+        throw usage_error("alltoall on node " + std::to_string(me.id()) + ": in has " +
+                          std::to_string(in) + " elements and out has " + std::to_string(out) +
+                          "; both must be p * m with p = " + std::to_string(p));
+    return in / p;
+}
+
+// 4.5.3 (Figure 4.20). Slot t of the working array holds one block; after the
+// dimensions in a set D were exchanged, t's bits in D are the block's source
+// and its other bits the block's destination. Exchanging dimension k sends the
+// p/2 slots whose bit k differs from ours (runs of 2^k slots) and the partner's
+// reply lands in exactly those slots, in order:
+//
+//   node 0, d = 2, slots as (source)(destination):
+//   [00 01 02 03] --dim 0: send slots 1,3--> [00 10 02 12] --dim 1: send slots 2,3--> [00 10 20 30]
+//
+// Cost: (t_s + t_w m p/2) log p.
+template <wire_type T>
+void alltoall_dimension_exchange(node& me, std::span<const T> in, std::span<T> out, std::size_t m) {
+    std::copy(in.begin(), in.end(), out.begin());
+    const std::size_t p = me.size(), id = me.id(), half = m * p / 2;
+    std::vector<T> outgoing(half), incoming(half);
+    for (int k = 0; k < me.dim(); ++k) {
+        const std::size_t run = m << k, first = (~id >> k & 1) * run;
+        // Runs start at first, first + 2 run, ...: pack them, exchange, unpack.
+        for (std::size_t s = first, n = 0; s < p * m; s += 2 * run, n += run)
+            std::copy_n(out.begin() + s, run, outgoing.begin() + n);
+        me.exchange(k, outgoing, incoming);
+        for (std::size_t s = first, n = 0; s < p * m; s += 2 * run, n += run)
+            std::copy_n(incoming.begin() + n, run, out.begin() + s);
+    }
+}
+
+// Alg. 4.10: in step j node i exchanges with i XOR j through the E-cube router;
+// the paths of one step never share a directed link, so each step costs
+// t_s + t_w m. Cost: (t_s + t_w m)(p-1), no congestion.
+template <wire_type T>
+void alltoall_pairwise(node& me, std::span<const T> in, std::span<T> out, std::size_t m) {
+    const int id = me.id();
+    std::copy_n(in.begin() + id * m, m, out.begin() + id * m);
+    for (int j = 1; j < me.size(); ++j) {
+        const int partner = id ^ j;
+        me.send_routed(partner, in.subspan(partner * m, m));
+        me.recv_routed(partner, out.subspan(partner * m, m));
+    }
+}
+
+// 4.5.1 (Figure 4.18) on the Hamiltonian cycle gray(0), gray(1), ...: ring
+// position r sends everything not yet delivered to position r + 1. In step s it
+// sends m(p - s) words and keeps the first block it receives (from position
+// r - s), forwarding the rest. Cost: sum_s (t_s + t_w m(p-s)) = (t_s + t_w m p/2)(p-1).
+template <wire_type T>
+void alltoall_ring(node& me, std::span<const T> in, std::span<T> out, std::size_t m) {
+    const std::size_t p = me.size();
+    const auto id = node_id(me.id());
+    const std::size_t r = gray_inverse(id);
+    const auto at = [&](std::size_t pos) { return std::size_t(gray(node_id(pos % p))); };
+    const int to_next = std::countr_zero(id ^ node_id(at(r + 1)));
+    const int from_prev = std::countr_zero(id ^ node_id(at(r + p - 1)));
+    std::copy_n(in.begin() + id * m, m, out.begin() + id * m);
+    // Blocks for positions r+1, ..., r+p-1, nearest first.
+    std::vector<T> sending((p - 1) * m), receiving((p - 1) * m);
+    for (std::size_t o = 1; o < p; ++o)
+        std::copy_n(in.begin() + at(r + o) * m, m, sending.begin() + (o - 1) * m);
+    std::span<const T> message(sending);
+    for (std::size_t s = 1; s < p; ++s) {
+        me.send(to_next, message);
+        const std::span<T> got = std::span(receiving).first(m * (p - s));
+        me.recv(from_prev, got);
+        std::copy_n(got.begin(), m, out.begin() + at(r + p - s) * m);
+        std::swap(sending, receiving);
+        message = std::span<const T>(sending).subspan(m, m * (p - s - 1));
+    }
+}
+
+} // namespace detail
+
+template <wire_type T>
+void alltoall(node& me, std::span<const T> in, std::span<T> out,
+              alltoall_algo a = alltoall_algo::automatic) {
+    const std::size_t m = detail::alltoall_block_size(me, in.size(), out.size());
+    if (a == alltoall_algo::automatic) {
+        const cost_model& c = me.cfg().cost;
+        const double words = c.words(m * sizeof(T), sizeof(T));
+        a = cost::alltoall_pairwise(c.t_s, c.t_w, me.dim(), words) <
+                    cost::alltoall_dimension_exchange(c.t_s, c.t_w, me.dim(), words)
+                ? alltoall_algo::pairwise
+                : alltoall_algo::dimension_exchange;
+    }
+    switch (a) {
+    case alltoall_algo::pairwise:
+        return detail::alltoall_pairwise(me, in, out, m);
+    case alltoall_algo::ring:
+        return detail::alltoall_ring(me, in, out, m);
+    default:
+        return detail::alltoall_dimension_exchange(me, in, out, m);
+    }
+}
+
+} // namespace hcube

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# `hcube run` and `hcube list` end to end: text and JSON output of a few runs
+# (formula equal to virtual time), the JSON keys in order, `list` against the
+# catalog, and exit status 2 with one stderr line for every kind of bad input.
+# Usage: cli_run.sh PATH/TO/hcube
+set -u
+hcube=$1
+failures=0
+errfile=$(mktemp)
+trap 'rm -f "$errfile"' EXIT
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_line OUTPUT REGEX WHAT: some line of OUTPUT matches REGEX.
+expect_line() { grep -Eq -- "$2" <<<"$1" || fail "$3: no line matching '$2' in:"$'\n'"$1"; }
+
+# json_field JSON KEY: the raw value of a top-level key.
+json_field() { grep -Eo "\"$2\": (\"[^\"]*\"|[^,}]*)" <<<"$1" | head -1 | sed -E "s/^\"$2\": //"; }
+
+keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note'
+
+# run_json WHAT ARGS...: runs with --json, checks status 0, the keys in order,
+# verified, and virtual_time == formula_time; leaves the object in $json.
+run_json() {
+    local what=$1
+    shift
+    json=$("$hcube" run "$@" --json) || fail "$what: exit status $?"
+    [ "$(grep -c . <<<"$json")" -eq 1 ] || fail "$what: JSON is not one line: $json"
+    local got
+    got=$(grep -Eo '"[a-z_]+": ' <<<"$json" | tr -d '":' | xargs)
+    [ "$got" = "$keys" ] || fail "$what: keys '$got'"
+    [ "$(json_field "$json" verified)" = true ] || fail "$what: not verified: $json"
+    [ "$(json_field "$json" virtual_time)" = "$(json_field "$json" formula_time)" ] ||
+        fail "$what: virtual_time != formula_time: $json"
+}
+
+# Eq. 4.10 on 8 nodes, m = 4, t_s = 3, t_w = 2: (3 + 8) * 7 = 77, no congestion.
+run_json "alltoall pairwise" alltoall --algo pairwise --dim 3 --words 4 --ts 3 --tw 2
+[ "$(json_field "$json" virtual_time)" = 77 ] || fail "Eq. 4.10: $json"
+[ "$(json_field "$json" congestion_events)" = 0 ] || fail "pairwise congested: $json"
+[ "$(json_field "$json" nodes)" = 8 ] || fail "nodes: $json"
+[ "$(json_field "$json" ports)" = '"single"' ] || fail "ports: $json"
+# Eq. 4.9, all-port, int64, p = 16, m = 2, t_s = t_w = 1: (1 + 2 * 16/2) * 4 = 68.
+run_json "alltoall dimension-exchange" alltoall --algo dimension-exchange --dim 4 --words 2 \
+    --tw 1 --ports all --type int64
+[ "$(json_field "$json" virtual_time)" = 68 ] || fail "Eq. 4.9: $json"
+[ "$(json_field "$json" ports)" = '"all"' ] || fail "ports all: $json"
+# auto with a large t_s chooses dimension exchange, with large m pairwise (Table 4.1).
+run_json "alltoall auto" alltoall --dim 4 --words 1 --ts 100 --tw 1
+[ "$(json_field "$json" algo)" = '"dimension-exchange"' ] || fail "auto, small m: $json"
+run_json "alltoall auto" alltoall --dim 4 --words 1000 --ts 100 --tw 1
+[ "$(json_field "$json" algo)" = '"pairwise"' ] || fail "auto, large m: $json"
+# Shifts: Figure 4.23's 5-shift takes 3 steps; ecube is one step on node ids.
+run_json "shift gray" shift --algo gray --dim 3 --shift 5 --type double
+[ "$(json_field "$json" steps)" = 3 ] || fail "5-shift steps: $json"
+expect_line "$json" '"note": "q mod p = 5, ring gray; phases \+4 \+1: 3 steps' "5-shift note"
+run_json "shift ecube" shift --algo ecube --dim 4 --shift -3 --words 7 --tw 1
+[ "$(json_field "$json" virtual_time)" = 8 ] || fail "Eq. 4.12: $json"
+run_json "shift ecube --ring=gray" shift --algo ecube --dim 3 --shift 3 --ring=gray
+[ "$(json_field "$json" congestion_events)" = 2 ] || fail "ecube on the Gray array: $json"
+
+# Text form.
+out=$("$hcube" run shift --algo gray-bidirectional --dim 3 --shift 6 --ts 2 --tw 1 --words 3) ||
+    fail "text run: exit status $?"
+expect_line "$out" '^shift gray-bidirectional: dim 3 \(8 nodes\), m = 3 words of int32, single-port, t_s = 2, t_w = 1, --ring gray$' "text header"
+expect_line "$out" '^  verified +yes$' "verified"
+expect_line "$out" '^  virtual time +10$' "virtual time"
+expect_line "$out" '^  formula +10 = \(t_s \+ t_w m\) steps\(q\)' "formula"
+for label in 'wall time' messages bytes 'congestion events' note; do
+    expect_line "$out" "^  $label " "text row $label"
+done
+
+# list: every catalog operation and algorithm; run --help.
+list=$("$hcube" list) || fail "list: exit status $?"
+for algo in dimension-exchange pairwise ring; do
+    expect_line "$list" "^  $algo " "list alltoall $algo"
+done
+expect_line "$list" '^alltoall$' "list alltoall"
+expect_line "$list" '^shift$' "list shift"
+expect_line "$list" '--ring gray\|id \(default id\)' "list ecube option"
+expect_line "$list" 'seed 000, 4\.5\.3, Alg\. 4\.10' "list source"
+help=$("$hcube" run --help) || fail "run --help: exit status $?"
+expect_line "$help" '^operations:.* alltoall .*shift' "help lists operations"
+
+# bad ARGS... WANT: status 2, nothing on stdout, one stderr line containing WANT.
+bad() {
+    local want=${*: -1}
+    local args=("${@:1:$#-1}")
+    local out rc err
+    out=$("$hcube" run "${args[@]}" 2>"$errfile")
+    rc=$?
+    err=$(<"$errfile")
+    [ "$rc" -eq 2 ] || fail "run ${args[*]}: exit status $rc, expected 2"
+    [ -z "$out" ] || fail "run ${args[*]}: printed on stdout: $out"
+    [ "$(grep -c . <<<"$err")" -eq 1 ] || fail "run ${args[*]}: expected one stderr line: $err"
+    grep -Fq -- "hcube run: $want" <<<"$err" || fail "run ${args[*]}: stderr '$err' lacks '$want'"
+}
+bad bcast "unknown operation 'bcast'; operations: "
+bad alltoall --algo butterfly "unknown algorithm 'butterfly' for alltoall; algorithms: dimension-exchange, pairwise, ring, auto"
+bad shift --algo gray --ring id "shift gray: moves along the Gray-code embedded array"
+bad shift --ring spiral "--ring spiral is not one of gray|id"
+bad alltoall --foo 1 "alltoall dimension-exchange takes no option --foo"
+bad alltoall --dim x "--dim 'x' is not an integer in 0..16"
+bad alltoall --dim 99 "--dim '99' is out of range"
+bad alltoall --words -3 "--words '-3' is not a non-negative integer"
+bad alltoall --words 2.5 "--words '2.5' is not a non-negative integer"
+bad alltoall --ts -1 "--ts '-1' is out of range"
+bad alltoall --tw abc "--tw 'abc' is not a finite number"
+bad shift --shift 1x "--shift '1x' is not an integer"
+bad alltoall --ports both "--ports 'both' is not all or single"
+bad alltoall --type float "--type 'float' is not int32, int64 or double"
+bad alltoall --dim 4 --root 16 "--root 16 is outside 0..15 for --dim 4"
+bad alltoall --dim 3 --dim 4 "--dim given twice"
+bad alltoall --words "--words needs a value"
+bad --dim 3 "missing operation"
+# Algorithms of other families, when registered: mesh needs an even dimension,
+# d-cycles the all-port model.
+if grep -Eq '^  mesh ' <<<"$list"; then
+    bad allgather --algo mesh --dim 3 "allgather mesh: "
+fi
+if grep -Eq '^  d-cycles ' <<<"$list"; then
+    bad allgather --algo d-cycles --dim 3 "allgather d-cycles: "
+fi
+
+echo "cli_run: $failures failure(s)"
+[ "$failures" -eq 0 ]
