@@ -88,8 +88,7 @@ constexpr double broadcast_scatter_allgather(int d, std::size_t m, int root, dou
 //     recv(x) = max(ready(c), recv(x)) + t(run of c); ready(x) = max(ready(x), recv(x)).
 // It never exceeds split_rooted (checked in tests/rooted for d <= 8), which is
 // what reduce's `automatic` compares, being O(log p).
-inline double reduce_reduce_scatter_gather(int d, std::size_t m, int root, double t_s,
-                                           double t_w) {
+inline double reduce_reduce_scatter_gather(int d, std::size_t m, int root, double t_s, double t_w) {
     const std::size_t p = std::size_t(1) << d, q = m / p, r = m % p;
     const auto t = [&](std::size_t words) { return t_s + t_w * double(words); };
     const auto class_words = [&](std::size_t c, std::size_t mod) { // blocks j = c mod `mod`

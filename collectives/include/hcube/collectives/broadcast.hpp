@@ -1,0 +1,60 @@
+// One-to-all broadcast with any root (seed 000, 4.1 and 4.7.1).
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include <hcube/collectives/allgather.hpp>
+#include <hcube/collectives/scatter.hpp>
+#include <hcube/error.hpp>
+#include <hcube/node.hpp>
+
+namespace hcube {
+
+enum class broadcast_algo {
+    automatic,         // the cheaper of the two for this size and cost model (Table 4.1)
+    binomial,          // recursive doubling: (t_s + t_w m) log p
+    scatter_allgather, // message splitting: 2 (t_s log p + t_w (p-1) m/p)
+};
+
+// Recursive doubling (seed 000, Alg. 4.1, Alg. 4.2 for any root), highest
+// dimension first: the node relabelled v = id ^ root receives across the lowest
+// set bit of v, then forwards across every lower dimension.
+// Cost (Eq. 4.1): (t_s + t_w m) log p.
+template <wire_type T>
+void broadcast_binomial(node& me, std::span<T> data, int root) {
+    detail::check_root(me, root, "broadcast");
+    detail::scatter_tree<T>(me, root, detail::whole_message{data.size()}, data, data, 0);
+}
+
+// Message splitting (seed 000, 4.7.1, Eq. 4.13): scatter block i of the message
+// to node i (binomial scatter, 4.4), then all-to-all broadcast of the blocks
+// (Alg. 4.7). Cost: 2 (t_s log p + t_w (p-1) m/p) when p divides m; exact form
+// for any m: cost::broadcast_scatter_allgather.
+template <wire_type T>
+void broadcast_scatter_allgather(node& me, std::span<T> data, int root) {
+    detail::check_root(me, root, "broadcast");
+    const detail::split_blocks extent{data.size(), std::size_t(me.size())};
+    detail::scatter_tree<T>(me, root, extent, data, data, 0);
+    allgather_blocks(me, data);
+}
+
+// In place: on entry data is valid at root; on exit at every node.
+template <wire_type T>
+void broadcast(node& me, std::span<T> data, int root,
+               broadcast_algo a = broadcast_algo::automatic) {
+    if (a == broadcast_algo::automatic)
+        a = detail::prefer_split<T>(me, data.size(), root) ? broadcast_algo::scatter_allgather
+                                                           : broadcast_algo::binomial;
+    switch (a) {
+    case broadcast_algo::binomial:
+        return broadcast_binomial(me, data, root);
+    case broadcast_algo::scatter_allgather:
+        return broadcast_scatter_allgather(me, data, root);
+    case broadcast_algo::automatic:
+        break;
+    }
+    throw usage_error("node " + std::to_string(me.id()) + ": unknown broadcast algorithm");
+}
+
+} // namespace hcube

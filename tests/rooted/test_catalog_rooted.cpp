@@ -1,0 +1,141 @@
+// collectives/src/catalog_rooted.cpp: the entries of broadcast, reduce, scatter
+// and gather: names, sources and formulas; run() verifies against the serial
+// reference for every element type and its virtual time equals formula_time;
+// `auto` picks the cheaper; a bad root does not fit.
+#include <string>
+
+#include <doctest/doctest.h>
+#include <hcube/catalog.hpp>
+#include <hcube/cost/rooted.hpp>
+#include <hcube/machine.hpp>
+
+using namespace hcube;
+
+TEST_CASE("the rooted operations and their algorithms are in the catalog") {
+    const catalog& c = builtin_catalog();
+    const auto names = [&](const char* op) {
+        std::string s;
+        for (const auto* e : c.algorithms(op))
+            s += (s.empty() ? "" : " ") + e->algo;
+        return s;
+    };
+    CHECK(names("broadcast") == "binomial scatter-allgather");
+    CHECK(names("reduce") == "binomial reduce-scatter-gather");
+    CHECK(names("scatter") == "binomial");
+    CHECK(names("gather") == "binomial");
+    const auto* e = c.find("broadcast", "scatter-allgather");
+    REQUIRE(e);
+    CHECK(e->source == "seed 000, 4.7.1, Eq. 4.13");
+    CHECK(e->formula == "2 (t_s log p + t_w (p-1) m/p) if p | m");
+    REQUIRE(c.find("scatter", "binomial"));
+    CHECK(c.find("scatter", "binomial")->formula == "t_s log p + t_w m (p-1)");
+}
+
+TEST_CASE("every rooted entry verifies and meets its formula, for every element type") {
+    const catalog& c = builtin_catalog();
+    for (int d : {0, 1, 3, 5}) {
+        run_params p;
+        p.dim = d;
+        p.cost = {5, 2, 0};
+        machine mc(machine_config(p));
+        for (const char* op : {"broadcast", "reduce", "scatter", "gather"})
+            for (const auto* e : c.algorithms(op))
+                for (auto type : {elem_type::int32, elem_type::int64, elem_type::float64})
+                    for (std::size_t words : {std::size_t(0), std::size_t(3), std::size_t(100)})
+                        for (int root : {0, (1 << d) - 1}) {
+                            p.op = op;
+                            p.algo = e->algo;
+                            p.type = type;
+                            p.words = words;
+                            p.root = root;
+                            CAPTURE(d);
+                            CAPTURE(p.op);
+                            CAPTURE(p.algo);
+                            CAPTURE(to_string(type));
+                            CAPTURE(words);
+                            CAPTURE(root);
+                            REQUIRE(e->unfit(p).empty());
+                            const run_outcome o = e->run(mc, p);
+                            CHECK(o.verified);
+                            CHECK(o.note.empty());
+                            CHECK(o.formula_time == e->formula_time(p));
+                            CHECK(o.report.virtual_time == o.formula_time);
+                        }
+    }
+}
+
+TEST_CASE("the catalog's formula times are the cost/rooted.hpp functions") {
+    const catalog& c = builtin_catalog();
+    run_params p;
+    p.dim = 4;
+    p.words = 1001;
+    p.root = 6;
+    p.cost = {5, 2, 0};
+    CHECK(c.find("broadcast", "binomial")->formula_time(p) ==
+          cost::broadcast_binomial(4, 1001, 5, 2));
+    CHECK(c.find("reduce", "reduce-scatter-gather")->formula_time(p) ==
+          cost::reduce_reduce_scatter_gather(4, 1001, 6, 5, 2));
+    CHECK(c.find("gather", "binomial")->formula_time(p) == cost::gather_binomial(4, 1001, 5, 2));
+}
+
+TEST_CASE("auto picks the cheaper broadcast and reduction (Table 4.1)") {
+    run_params p;
+    p.dim = 4;
+    p.cost = {5, 2, 0};
+    for (const char* op : {"broadcast", "reduce"}) {
+        p.op = op;
+        p.algo = "auto";
+        p.words = 1;
+        CHECK(builtin_catalog().choose(p)->algo == "binomial");
+        p.words = 1000;
+        const run_outcome o = run_algorithm(p);
+        CHECK(o.verified);
+        CHECK(o.report.steps == 8); // the split algorithm: 2 log p messages on the critical path
+        CHECK(o.report.virtual_time ==
+              (p.op == std::string("broadcast")
+                   ? cost::broadcast_scatter_allgather(4, 1000, 0, 5, 2)
+                   : cost::reduce_reduce_scatter_gather(4, 1000, 0, 5, 2)));
+    }
+}
+
+TEST_CASE("a root outside 0..p-1 does not fit") {
+    run_params p;
+    p.dim = 3;
+    p.op = "scatter";
+    p.algo = "binomial";
+    p.root = 8;
+    CHECK(builtin_catalog().find("scatter", "binomial")->unfit(p) == "root 8 is outside 0..7");
+    CHECK_THROWS_WITH_AS(run_algorithm(p), "scatter binomial: root 8 is outside 0..7", usage_error);
+    p.op = "broadcast";
+    p.algo = "auto";
+    p.root = -1;
+    CHECK_THROWS_AS(run_algorithm(p), usage_error);
+}
+
+TEST_CASE("all-port: every rooted entry verifies; the tree algorithms keep their time") {
+    // The binomial trees' critical path is a chain of messages that all-port
+    // does not shorten; the split algorithms' root-side ports overlap and finish
+    // sooner than the single-port formula.
+    const catalog& c = builtin_catalog();
+    run_params p;
+    p.dim = 5;
+    p.ports = port_model::all_port;
+    p.cost = {10, 1, 0};
+    p.words = 37;
+    p.root = 3;
+    machine mc(machine_config(p));
+    for (const char* op : {"broadcast", "reduce", "scatter", "gather"})
+        for (const auto* e : c.algorithms(op)) {
+            p.op = op;
+            p.algo = e->algo;
+            CAPTURE(p.op);
+            CAPTURE(p.algo);
+            const run_outcome o = e->run(mc, p);
+            CHECK(o.verified);
+            CHECK(o.note == "the formula assumes single-port");
+            if (e->algo == "binomial")
+                CHECK(o.report.virtual_time == o.formula_time);
+            else
+                CHECK(o.report.virtual_time < o.formula_time);
+        }
+}

@@ -1,0 +1,168 @@
+// collectives/reduce.hpp: both algorithms against a serial left-to-right fold
+// x_0 op x_1 op ... op x_{p-1} at the root, for d = 0..8, m in {0, 1, 3, p,
+// 1000} and remainders, several roots, plus on three types and the
+// non-commutative 2x2 matrix product; virtual time equal to Eq. 4.1 and to the
+// exact Eq. 4.13 (Problem 4.17); `automatic`; bad roots.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <hcube/collectives/reduce.hpp>
+#include <hcube/cost/rooted.hpp>
+#include <hcube/machine.hpp>
+#include <test_support.hpp>
+
+using namespace hcube;
+
+namespace {
+
+constexpr double t_s = 7, t_w = 3;
+
+template <class T>
+T input(int node, std::size_t i) {
+    if constexpr (std::is_same_v<T, test::mat2>)
+        return test::mat2_for(node, i);
+    else
+        return test::value_for<T>(node, i);
+}
+
+template <class T>
+using op_for = std::conditional_t<std::is_same_v<T, test::mat2>, test::mat2_product, std::plus<>>;
+
+// Reduces every node's values to `root`; true when the root holds the serial fold.
+template <class T>
+bool reduce_once(machine& mc, std::size_t m, int root, reduce_algo a, run_report& r) {
+    std::vector<T> got;
+    r = mc.run([&](node& me) {
+        std::vector<T> data(m);
+        for (std::size_t i = 0; i < m; ++i)
+            data[i] = input<T>(me.id(), i);
+        reduce(me, std::span(data), root, op_for<T>{}, a);
+        if (me.id() == root) got = std::move(data);
+    });
+    std::vector<T> want(m);
+    for (std::size_t i = 0; i < m; ++i) {
+        want[i] = input<T>(0, i);
+        for (int x = 1; x < mc.size(); ++x)
+            want[i] = op_for<T>{}(want[i], input<T>(x, i));
+    }
+    return got == want;
+}
+
+double formula(reduce_algo a, int d, std::size_t m, int root) {
+    return a == reduce_algo::binomial ? cost::reduce_binomial(d, double(m), t_s, t_w)
+                                      : cost::reduce_reduce_scatter_gather(d, m, root, t_s, t_w);
+}
+
+template <class T>
+void check_cube(int d, bool all_cases) {
+    machine mc(test::cfg(d, port_model::single_port, t_s, t_w));
+    const int p = mc.size();
+    std::vector<int> roots{0};
+    for (int x : {p - 1, p / 2 + 1, 5})
+        if (x > 0 && x < p && std::find(roots.begin(), roots.end(), x) == roots.end())
+            roots.push_back(x);
+    std::vector<std::size_t> sizes{0, 1, 3, std::size_t(p), std::size_t(p) + 3, 1000};
+    if (!all_cases) roots.resize(std::min<std::size_t>(roots.size(), 2)), sizes = {3, 1000};
+    for (auto a : {reduce_algo::binomial, reduce_algo::reduce_scatter_gather})
+        for (std::size_t m : sizes)
+            for (int root : roots) {
+                CAPTURE(d);
+                CAPTURE(m);
+                CAPTURE(root);
+                CAPTURE(int(a));
+                run_report r;
+                CHECK(reduce_once<T>(mc, m, root, a, r));
+                CHECK(r.virtual_time == formula(a, d, m, root));
+                CHECK(r.steps == (a == reduce_algo::binomial ? d : 2 * d));
+            }
+}
+
+} // namespace
+
+TEST_CASE_TEMPLATE("reduce: the root gets x_0 op ... op x_{p-1}, in the time of Eq. 4.1 / 4.13", T,
+                   std::int32_t, std::int64_t, double, test::mat2) {
+    for (int d = 0; d <= 6; ++d)
+        check_cube<T>(d, true);
+}
+
+TEST_CASE("reduce on 128 and 256 nodes") {
+    check_cube<test::mat2>(7, true);
+    check_cube<std::int32_t>(8, false);
+    check_cube<test::mat2>(8, false);
+}
+
+TEST_CASE("reduce binomial follows Alg. 4.3: lowest dimension first, towards the root") {
+    machine mc(test::cfg(3));
+    mc.set_trace(true);
+    run_report r;
+    REQUIRE(reduce_once<test::mat2>(mc, 2, 6, reduce_algo::binomial, r));
+    // Relabelled ids v = id ^ 6: step 1 odd v -> v - 1, step 2 v2 -> v0, v6 -> v4, step 3 v4 -> v0.
+    std::vector<std::vector<std::pair<int, int>>> by_step(3);
+    for (const auto& t : r.trace) {
+        REQUIRE(t.step < 3);
+        by_step[std::size_t(t.step)].push_back({t.from ^ 6, t.to ^ 6});
+    }
+    for (auto& s : by_step)
+        std::sort(s.begin(), s.end());
+    CHECK(by_step[0] == std::vector<std::pair<int, int>>{{1, 0}, {3, 2}, {5, 4}, {7, 6}});
+    CHECK(by_step[1] == std::vector<std::pair<int, int>>{{2, 0}, {6, 4}});
+    CHECK(by_step[2] == std::vector<std::pair<int, int>>{{4, 0}});
+}
+
+TEST_CASE("reduce automatic takes the cheaper of Eq. 4.1 and Eq. 4.13 (Table 4.1)") {
+    machine mc(test::cfg(4, port_model::single_port, t_s, t_w));
+    int split_runs = 0;
+    for (std::size_t m : {std::size_t(1), std::size_t(2), std::size_t(100), std::size_t(1000)})
+        for (int root : {0, 9}) {
+            CAPTURE(m);
+            CAPTURE(root);
+            const double bin = formula(reduce_algo::binomial, 4, m, root);
+            const double split = formula(reduce_algo::reduce_scatter_gather, 4, m, root);
+            run_report r;
+            CHECK(reduce_once<test::mat2>(mc, m, root, reduce_algo::automatic, r));
+            // automatic weighs Eq. 4.1 against the O(log p) bound split_rooted.
+            const bool split_chosen = cost::split_rooted(4, m, root, t_s, t_w) < bin;
+            CHECK(r.virtual_time == (split_chosen ? split : bin));
+            CHECK(r.steps == (split_chosen ? 8 : 4));
+            split_runs += split_chosen;
+        }
+    CHECK(split_runs == 4); // both sides of the cut-off were exercised
+}
+
+TEST_CASE("reduce with a root outside 0..p-1 is a usage error naming the node and the root") {
+    machine mc(test::cfg(2));
+    for (auto a :
+         {reduce_algo::binomial, reduce_algo::reduce_scatter_gather, reduce_algo::automatic})
+        for (int root : {-1, 4}) {
+            CAPTURE(root);
+            try {
+                mc.run([&](node& me) {
+                    std::vector<int> v(4, 1);
+                    reduce(me, std::span(v), root, std::plus<>{}, a);
+                });
+                FAIL("no error");
+            } catch (const run_error& e) {
+                CHECK(std::string(e.what()) == "node " + std::to_string(e.node()) +
+                                                   ": reduce root " + std::to_string(root) +
+                                                   " is outside 0..3");
+            }
+        }
+}
+
+TEST_CASE("reduce needs no buffering in the links (link_capacity 0)") {
+    config c = test::cfg(4, port_model::single_port, t_s, t_w);
+    c.link_capacity = 0;
+    machine mc(c);
+    for (auto a : {reduce_algo::binomial, reduce_algo::reduce_scatter_gather})
+        for (int root : {0, 13}) {
+            run_report r;
+            CHECK(reduce_once<test::mat2>(mc, 37, root, a, r));
+            CHECK(r.virtual_time == formula(a, 4, 37, root));
+        }
+}
