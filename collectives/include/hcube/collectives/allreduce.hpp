@@ -1,0 +1,71 @@
+// All-reduce: every node ends with x_0 op x_1 op ... op x_(p-1), elementwise in
+// node order. Seed 000, 4.3 (Eq. 4.5), 4.7.1 (Eq. 4.14) and Table 4.1.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include <hcube/collectives/allgather.hpp>
+#include <hcube/collectives/broadcast.hpp>
+#include <hcube/collectives/reduce.hpp>
+#include <hcube/collectives/reduce_scatter.hpp>
+#include <hcube/cost/all_to_all.hpp>
+#include <hcube/node.hpp>
+
+namespace hcube {
+
+enum class allreduce_algo { automatic, hypercube, reduce_scatter_allgather, reduce_broadcast };
+
+namespace detail {
+
+// 4.3, Eq. 4.5: (t_s + t_w m) log p. Alg. 4.7's exchanges with the whole
+// message, combined instead of concatenated. Ascending dimensions keep node
+// order: before the step on dimension i each node holds the reduction of its
+// aligned 2^i-node subcube, and the partner's subcube lies wholly below or above.
+template <wire_type T, class Op>
+void hypercube_allreduce(node& me, std::span<T> data, Op& op) {
+    std::vector<T> in(data.size());
+    for (int i = 0; i < me.dim(); ++i) {
+        me.exchange(i, data, in);
+        combine_into(data, std::span<const T>(in), me.neighbor(i) < me.id(), op);
+    }
+}
+
+inline allreduce_algo choose_allreduce(const node& me, double m) {
+    const auto& c = me.cfg().cost;
+    const int d = me.dim();
+    // Table 4.1: the minimum of Eq. 4.5 and Eq. 4.14; reduce-broadcast, twice
+    // Eq. 4.5, never wins.
+    return cost::allreduce_reduce_scatter_allgather(d, m, c.t_s, c.t_w) <
+                   cost::allreduce_hypercube(d, m, c.t_s, c.t_w)
+               ? allreduce_algo::reduce_scatter_allgather
+               : allreduce_algo::hypercube;
+}
+
+} // namespace detail
+
+template <wire_type T, class Op>
+void allreduce(node& me, std::span<T> data, Op op, allreduce_algo a = allreduce_algo::automatic) {
+    if (a == allreduce_algo::automatic) a = detail::choose_allreduce(me, double(data.size()));
+    switch (a) {
+    case allreduce_algo::hypercube:
+        detail::hypercube_allreduce(me, data, op);
+        return;
+    case allreduce_algo::reduce_scatter_allgather:
+        // 4.7.1, Eq. 4.14: 2(t_s log p + t_w (p-1) m/p) when p | m (exact form
+        // for any m in cost::allreduce_reduce_scatter_allgather).
+        reduce_scatter_blocks(me, data, op, reduce_scatter_algo::hypercube);
+        allgather_blocks(me, data, allgather_algo::hypercube);
+        return;
+    case allreduce_algo::reduce_broadcast:
+        // Alg. 4.3 then Alg. 4.1: 2 (t_s + t_w m) log p.
+        reduce(me, data, 0, op, reduce_algo::binomial);
+        broadcast(me, data, 0, broadcast_algo::binomial);
+        return;
+    case allreduce_algo::automatic:
+        return;
+    }
+}
+
+} // namespace hcube
