@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <sstream>
 #include <system_error>
@@ -22,11 +23,13 @@ thread_local bool inside_node_program = false;
 
 constexpr int deadlock_marker = -2; // first_failure when the watchdog cancelled
 constexpr auto watchdog_tick = std::chrono::milliseconds(10);
+constexpr int caller_spin_rounds = 2000;
 
 void worker(machine_state& m, int i) {
     std::uint32_t seen = 0;
     for (;;) {
-        m.generation.wait(seen, std::memory_order_acquire);
+        while (m.generation.load(std::memory_order_acquire) == seen)
+            futex_wait(m.generation, seen);
         seen = m.generation.load(std::memory_order_acquire);
         if (m.stopping.load(std::memory_order_acquire)) return;
         node_state& s = m.nodes[i];
@@ -42,9 +45,8 @@ void worker(machine_state& m, int i) {
         inside_node_program = false;
         s.done.store(true, std::memory_order_release);
         if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            std::lock_guard lock(m.done_mu);
-            m.all_done = true;
-            m.done_cv.notify_one();
+            m.finished.store(1, std::memory_order_release);
+            futex_wake(m.finished);
         }
     }
 }
@@ -99,7 +101,7 @@ void machine_state::cancel(int failed_node) noexcept {
     if (cancelled.exchange(true, std::memory_order_seq_cst)) return;
     for (int i = 0; i < p; ++i) {
         nodes[i].bell.fetch_add(1, std::memory_order_release);
-        nodes[i].bell.notify_all();
+        futex_wake(nodes[i].bell);
     }
 }
 
@@ -140,7 +142,7 @@ machine::machine(config cfg)
         const std::size_t started = m.threads.size();
         m.stopping.store(true, std::memory_order_release);
         m.generation.fetch_add(1, std::memory_order_release);
-        m.generation.notify_all();
+        futex_wake(m.generation, INT_MAX);
         for (auto& t : m.threads)
             t.join();
         throw error("machine: could not start node thread " + std::to_string(started) + " of " +
@@ -152,7 +154,7 @@ machine::~machine() {
     machine_state& m = *state_;
     m.stopping.store(true, std::memory_order_release);
     m.generation.fetch_add(1, std::memory_order_release);
-    m.generation.notify_all();
+    futex_wake(m.generation, INT_MAX);
     for (auto& t : m.threads)
         t.join();
     // Messages of a failed run were drained by run(); nothing is left to free.
@@ -288,12 +290,12 @@ run_report machine::run(const std::function<void(node&)>& program) {
     m.cancelled.store(false, std::memory_order_relaxed);
     m.first_failure.store(-1, std::memory_order_relaxed);
     m.remaining.store(m.p, std::memory_order_relaxed);
-    m.all_done = false;
+    m.finished.store(0, std::memory_order_relaxed);
     m.program = &program;
 
     const auto t0 = std::chrono::steady_clock::now();
     m.generation.fetch_add(1, std::memory_order_release);
-    m.generation.notify_all();
+    futex_wake(m.generation, INT_MAX);
 
     // Wait for the nodes, sampling for deadlock on every tick: a deadlock is
     // declared when every unfinished node stayed parked on the same wait (same
@@ -301,9 +303,13 @@ run_report machine::run(const std::function<void(node&)>& program) {
     std::vector<std::uint64_t> epochs(m.p), stable_epochs;
     auto stable_since = t0;
     std::vector<blocked_wait> deadlock;
-    {
-        std::unique_lock lock(m.done_mu);
-        while (!m.done_cv.wait_for(lock, watchdog_tick, [&] { return m.all_done; })) {
+    // With a core to spare, the caller spins a moment first: short runs then
+    // end without a sleep and a wake-up.
+    for (int i = 0; m.spin && i < caller_spin_rounds && !m.finished.load(std::memory_order_acquire);
+         ++i)
+        cpu_relax();
+    while (m.finished.load(std::memory_order_acquire) == 0) {
+        if (!futex_wait_for(m.finished, 0, watchdog_tick)) {
             if (m.cancelled.load(std::memory_order_acquire)) continue;
             bool all_blocked = false;
             auto waits = blocked_nodes(m, epochs, all_blocked);
@@ -317,9 +323,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
             for (auto& w : waits)
                 w.what = describe(m.cfg.dim, m.nodes[w.node].waiting_for);
             deadlock = std::move(waits);
-            lock.unlock();
             m.cancel(deadlock_marker);
-            lock.lock();
         }
     }
     const auto t1 = std::chrono::steady_clock::now();

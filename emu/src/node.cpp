@@ -23,12 +23,6 @@ using namespace detail;
 
 namespace {
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 // Spin budget when every thread has a core, and yields before parking when
 // threads outnumber cores (a yield hands the core to a peer that may be about
 // to answer; after a short burst, parking is cheaper than spinning the run queue).
@@ -91,7 +85,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         s.parked_bell.store(seq, std::memory_order_relaxed);
         s.park_epoch.fetch_add(1, std::memory_order_relaxed);
         s.parked.store(true, std::memory_order_release);
-        s.bell.wait(seq, std::memory_order_acquire);
+        futex_wait(s.bell, seq);
         s.parked.store(false, std::memory_order_relaxed);
         s.waiting.store(false, std::memory_order_relaxed);
         if (ready()) return;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +15,14 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <cerrno>
+#include <chrono>
+#include <ctime>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <boost/lockfree/spsc_queue.hpp>
 #include <tbb/cache_aligned_allocator.h>
@@ -47,6 +54,41 @@ inline void payload_free(void* p) noexcept {
     scalable_free(p);
 }
 #endif
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+// Parking is a raw Linux futex rather than std::atomic::wait: libstdc++'s wait
+// spins and yields before it blocks (our own policy in wait_until already did)
+// and counts waiters in 16 global buckets, one shared cache line per 256 of
+// 4096 threads; and the caller of run() needs a timed wait (the watchdog tick).
+// Wake-ups may be spurious; every caller re-checks its condition.
+inline long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value,
+                  const timespec* timeout) noexcept {
+    static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+    return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op, value, timeout, nullptr,
+                   0);
+}
+
+// Sleeps while word == old.
+inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t old) noexcept {
+    futex(word, FUTEX_WAIT_PRIVATE, old, nullptr);
+}
+
+// The same with a timeout; false when it expired.
+inline bool futex_wait_for(std::atomic<std::uint32_t>& word, std::uint32_t old,
+                           std::chrono::nanoseconds timeout) noexcept {
+    const auto ns = timeout.count();
+    const timespec ts{time_t(ns / 1000000000), long(ns % 1000000000)};
+    return !(futex(word, FUTEX_WAIT_PRIVATE, old, &ts) == -1 && errno == ETIMEDOUT);
+}
+
+inline void futex_wake(std::atomic<std::uint32_t>& word, int waiters = 1) noexcept {
+    futex(word, FUTEX_WAKE_PRIVATE, std::uint32_t(waiters), nullptr);
+}
 
 // A point on both virtual clocks: time under the configured cost model and the
 // same critical path counted in steps (t_s = 1, t_w = 0).
@@ -206,9 +248,7 @@ struct machine_state {
     std::atomic<bool> cancelled{false};
     std::atomic<int> first_failure{-1};
     std::atomic<int> remaining{0};
-    std::mutex done_mu;
-    std::condition_variable done_cv;
-    bool all_done = false;
+    std::atomic<std::uint32_t> finished{0}; // set by the last node; the caller futex-waits on it
 
     std::vector<std::thread> threads;
 
@@ -226,7 +266,7 @@ struct machine_state {
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (n.waiting.load(std::memory_order_relaxed)) {
             n.bell.fetch_add(1, std::memory_order_release);
-            n.bell.notify_one();
+            futex_wake(n.bell);
         }
     }
     void cancel(int failed_node) noexcept;
