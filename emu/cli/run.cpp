@@ -37,6 +37,7 @@ reference and prints the virtual time next to the seed's formula.
   OP              an operation of `hcube list`
   --algo NAME     an algorithm of OP, or auto (default): the fitting algorithm
                   whose formula is cheapest for these parameters
+                  (--schedule NAME says the same, e.g. descend's direct|pipelined)
   --dim D         hypercube dimension, 0..16 (default 4: 16 nodes)
   --words M       the textbook's m (default 1): the whole message (broadcast,
                   reduce, allreduce, scans), each node's contribution (allgather,
@@ -112,7 +113,10 @@ command parse(args a) {
         if (name.empty()) throw usage_error("empty option name in '" + std::string(arg) + "'");
         if (!seen.emplace(name, value).second) throw usage_error("--" + name + " given twice");
         const std::string flag = "--" + name;
-        if (name == "algo") {
+        if (name == "algo" || name == "schedule") {
+            // --schedule names descend's algorithm (seed 001 speaks of schedules).
+            if (seen.contains("algo") && seen.contains("schedule"))
+                throw usage_error("--algo and --schedule name the same choice; give one");
             p.algo = value;
         } else if (name == "dim") {
             p.dim = parse_number<int>(flag, value, 0, max_dim, "an integer in 0..16");

@@ -120,6 +120,12 @@ fi
 if grep -Eq '^  d-cycles ' <<<"$list"; then
     bad allgather --algo d-cycles --dim 3 "allgather d-cycles: "
 fi
+# --schedule is another name for --algo (seed 001's descend schedules).
+if grep -Eq '^  pipelined ' <<<"$list"; then
+    run_json "descend --schedule" descend --schedule pipelined --kernel prefix --dim 2 --words 16 --ports all
+    [ "$(json_field "$json" algo)" = '"pipelined"' ] || fail "--schedule pipelined: $json"
+    bad descend --algo direct --schedule pipelined "--algo and --schedule name the same choice"
+fi
 
 echo "cli_run: $failures failure(s)"
 [ "$failures" -eq 0 ]
