@@ -8,9 +8,12 @@ namespace hcube {
 
 std::string_view to_string(elem_type t) noexcept {
     switch (t) {
-    case elem_type::int32: return "int32";
-    case elem_type::int64: return "int64";
-    case elem_type::float64: return "double";
+    case elem_type::int32:
+        return "int32";
+    case elem_type::int64:
+        return "int64";
+    case elem_type::float64:
+        return "double";
     }
     return "?";
 }
@@ -29,7 +32,9 @@ const std::string& run_params::option(const std::string& name) const {
     return it->second;
 }
 
-void catalog::add(algorithm_entry e) { entries_.push_back(std::move(e)); }
+void catalog::add(algorithm_entry e) {
+    entries_.push_back(std::move(e));
+}
 
 std::vector<std::string> catalog::ops() const {
     std::vector<std::string> out;
@@ -57,7 +62,8 @@ const algorithm_entry* catalog::choose(const run_params& p) const {
     for (const auto* e : algorithms(p.op)) {
         run_params q = p;
         q.algo = e->algo;
-        for (const auto& o : e->options) q.options.try_emplace(o.name, o.fallback);
+        for (const auto& o : e->options)
+            q.options.try_emplace(o.name, o.fallback);
         if (!e->unfit(q).empty()) continue;
         const double t = e->formula_time(q);
         if (t < best_time) best = e, best_time = t;
@@ -90,7 +96,8 @@ namespace {
 
 std::string join_algorithms(const catalog& c, std::string_view op) {
     std::ostringstream os;
-    for (const auto* e : c.algorithms(op)) os << (os.tellp() > 0 ? ", " : "") << e->algo;
+    for (const auto* e : c.algorithms(op))
+        os << (os.tellp() > 0 ? ", " : "") << e->algo;
     return os.str();
 }
 
@@ -101,7 +108,8 @@ run_outcome run_algorithm(run_params p) {
     if (c.algorithms(p.op).empty()) {
         std::ostringstream os;
         os << "unknown operation '" << p.op << "'; operations:";
-        for (const auto& op : c.ops()) os << ' ' << op;
+        for (const auto& op : c.ops())
+            os << ' ' << op;
         throw usage_error(os.str());
     }
     if (p.dim < 0 || p.dim > max_dim)
@@ -111,8 +119,8 @@ run_outcome run_algorithm(run_params p) {
     if (!e) {
         if (p.algo == "auto")
             throw usage_error("no algorithm for " + p.op + " fits these parameters (" +
-                              std::string(to_string(p.ports)) + ", dim " +
-                              std::to_string(p.dim) + ")");
+                              std::string(to_string(p.ports)) + ", dim " + std::to_string(p.dim) +
+                              ")");
         throw usage_error("unknown algorithm '" + p.algo + "' for " + p.op +
                           "; algorithms: " + join_algorithms(c, p.op) + ", auto");
     }
@@ -124,11 +132,13 @@ run_outcome run_algorithm(run_params p) {
             throw usage_error(p.op + " " + p.algo + " takes no option --" + name);
         if (std::find(spec->values.begin(), spec->values.end(), value) == spec->values.end()) {
             std::string allowed;
-            for (const auto& v : spec->values) allowed += (allowed.empty() ? "" : "|") + v;
+            for (const auto& v : spec->values)
+                allowed += (allowed.empty() ? "" : "|") + v;
             throw usage_error("--" + name + " " + value + " is not one of " + allowed);
         }
     }
-    for (const auto& o : e->options) p.options.try_emplace(o.name, o.fallback);
+    for (const auto& o : e->options)
+        p.options.try_emplace(o.name, o.fallback);
     if (const std::string why = e->unfit(p); !why.empty())
         throw usage_error(p.op + " " + p.algo + ": " + why);
     machine m(machine_config(p));

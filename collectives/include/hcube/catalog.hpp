@@ -93,8 +93,8 @@ namespace detail {
 void register_rooted(catalog& c);       // seed 000: broadcast, reduce, scatter, gather
 void register_reductions(catalog& c);   // seed 000: allgather, reduce-scatter, allreduce, scans
 void register_personalized(catalog& c); // seed 000: scatter, gather, all-to-all personalized, shift
-void register_cm200(catalog& c);        // seed 002: Hamiltonian-cycle all-to-all broadcast/reduction
-void register_aspc(catalog& c);         // seed 001: all-to-some personalized, +-2^b-descend
+void register_cm200(catalog& c); // seed 002: Hamiltonian-cycle all-to-all broadcast/reduction
+void register_aspc(catalog& c);  // seed 001: all-to-some personalized, +-2^b-descend
 } // namespace detail
 
 } // namespace hcube
