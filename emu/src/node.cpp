@@ -342,26 +342,33 @@ void node::recv_any_size(int k, sink in) {
     a.recv_sink(k, {in.ctx, in.alloc, in.elem});
 }
 
-void node::exchange_bytes(int k, bytes_view out, bytes_span in) {
-    access a{*m_, *s_, id_};
+namespace {
+
+// One exchange on link k: post `out` (borrowed when large), receive with
+// `receive`, then wait until a borrowed or synchronous `out` was taken.
+template <class Receive>
+void exchange_on(access a, int k, const void* out, std::size_t bytes, std::size_t elem,
+                 Receive receive) {
     a.check_dim(k, "exchange");
-    const bool borrowed = a.borrow(out.bytes);
-    pending_deliveries pending(*m_, *s_, id_);
-    const std::uint64_t seq = a.push(k, a.prepare(k, out.data, out.bytes, out.elem, borrowed));
+    const bool borrowed = a.borrow(bytes);
+    pending_deliveries pending(a.m, a.s, a.id);
+    const std::uint64_t seq = a.push(k, a.prepare(k, out, bytes, elem, borrowed));
     if (borrowed || a.synchronous()) pending.add(k, seq, borrowed);
-    a.recv_exact(k, in.data, in.bytes, in.elem);
+    receive(a);
     pending.wait_all();
 }
 
+} // namespace
+
+void node::exchange_bytes(int k, bytes_view out, bytes_span in) {
+    exchange_on({*m_, *s_, id_}, k, out.data, out.bytes, out.elem,
+                [&](access& a) { a.recv_exact(k, in.data, in.bytes, in.elem); });
+}
+
 void node::exchange_any_size(int k, bytes_view out, sink in) {
-    access a{*m_, *s_, id_};
-    a.check_dim(k, "exchange");
-    const bool borrowed = a.borrow(out.bytes);
-    pending_deliveries pending(*m_, *s_, id_);
-    const std::uint64_t seq = a.push(k, a.prepare(k, out.data, out.bytes, out.elem, borrowed));
-    if (borrowed || a.synchronous()) pending.add(k, seq, borrowed);
-    a.recv_sink(k, {in.ctx, in.alloc, in.elem});
-    pending.wait_all();
+    exchange_on({*m_, *s_, id_}, k, out.data, out.bytes, out.elem, [&](access& a) {
+        a.recv_sink(k, {in.ctx, in.alloc, in.elem});
+    });
 }
 
 void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {

@@ -149,16 +149,9 @@ TEST_CASE("a machine runs many programs and keeps its threads") {
 
 TEST_CASE("a 10-cube runs a full exchange on every link") {
     machine m(cfg(10, port_model::all_port));
-    std::atomic<int> bad{0};
-    const run_report r = m.run([&](node& me) {
-        for (int k = 0; k < me.dim(); ++k) {
-            const int out = me.id();
-            int in = -1;
-            me.exchange(k, std::span(&out, 1), std::span(&in, 1));
-            if (in != me.neighbor(k)) ++bad;
-        }
-    });
-    CHECK(bad == 0);
+    int wrong = -1;
+    const run_report r = test::neighbor_exchange(m, wrong);
+    CHECK(wrong == 0);
     CHECK(r.messages == 1024u * 10u);
     CHECK(r.virtual_time == 10);
 }

@@ -52,6 +52,22 @@ T value_for(int node, std::size_t i) {
         return T(node * 1000 + std::int64_t(i % 997));
 }
 
+// Every node exchanges its id with each neighbour in turn; returns the run's
+// report and, in `wrong`, how many replies were not the neighbour's id.
+inline run_report neighbor_exchange(machine& m, int& wrong) {
+    std::atomic<int> bad{0};
+    run_report r = m.run([&](node& me) {
+        for (int k = 0; k < me.dim(); ++k) {
+            const int out = me.id();
+            int in = -1;
+            me.exchange(k, std::span(&out, 1), std::span(&in, 1));
+            if (in != me.neighbor(k)) ++bad;
+        }
+    });
+    wrong = bad;
+    return r;
+}
+
 inline config cfg(int dim, port_model ports = port_model::single_port, double t_s = 1,
                   double t_w = 0) {
     config c;
