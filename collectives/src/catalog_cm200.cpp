@@ -1,7 +1,209 @@
+// Catalog entries of seed 002 (Mathur & Johnsson, CM-200): all-to-all
+// broadcast (allgather, words = M', each node's contribution) and all-to-all
+// reduction (reduce-scatter, words = each node's result block, M = N words per
+// node) along one and d Hamiltonian cycles, and the seed's alternatives.
+// Options: --order binary|gray (which node holds which array block; the result
+// is in block order either way), --index computation|motion|arrival (cycle
+// broadcasts; arrival leaves the data unordered, as the seed's AABC timings)
+// and computation|motion (cycle reductions).
+// Reductions use plus, so every result has a serial reference.
 #include <hcube/catalog.hpp>
+
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <hcube/collectives/cm200.hpp>
+#include <hcube/collectives/detail/dispatch.hpp>
+#include <hcube/cost/cm200.hpp>
 
 namespace hcube::detail {
 
-void register_cm200(catalog&) {}
+namespace {
+
+using cm200::algorithm;
+
+cm200::options options_of(const run_params& p) {
+    cm200::options o;
+    o.order = p.option("order") == "gray" ? cm200::node_order::gray : cm200::node_order::binary;
+    if (const auto it = p.options.find("index"); it != p.options.end())
+        o.index = it->second == "motion"    ? cm200::index_mode::motion
+                  : it->second == "arrival" ? cm200::index_mode::arrival
+                                            : cm200::index_mode::computation;
+    return o;
+}
+
+std::size_t parts_of(const run_params& p) {
+    return p.ports == port_model::all_port ? std::size_t(std::max(p.dim, 1)) : 1;
+}
+
+// Bytes of one element on the wire (index motion adds a 32-bit index).
+std::size_t wire_bytes(const run_params& p) {
+    const std::size_t elem = p.type == elem_type::int32 ? 4 : 8;
+    const bool motion = p.options.count("index") && p.options.at("index") == "motion";
+    return motion ? (elem == 4 ? 8 : 16) : elem;
+}
+
+// t_w per element: the formulas count elements; with word_bytes set an element
+// (with its index, if it travels) is wire_bytes / word_bytes words.
+double tw_per_element(const run_params& p) {
+    return p.cost.word_bytes == 0 ? p.cost.t_w
+                                  : p.cost.t_w * double(wire_bytes(p)) / double(p.cost.word_bytes);
+}
+
+double formula(algorithm a, const run_params& p) {
+    namespace f = cost::cm200;
+    const double ts = p.cost.t_s, tw = tw_per_element(p);
+    const std::size_t m = p.words, n = std::size_t(1) << p.dim;
+    switch (a) {
+    case algorithm::one_cycle:
+        return f::one_cycle(p.dim, m, ts, tw);
+    case algorithm::d_cycles:
+        return f::d_cycles(p.dim, m, ts, tw);
+    case algorithm::send_and_spread:
+        return f::send_and_spread(p.dim, m, parts_of(p), ts, tw);
+    case algorithm::one_source_at_a_time:
+        return f::one_source_at_a_time(p.dim, m, parts_of(p), ts, tw);
+    case algorithm::reduce_and_spread:
+        return f::reduce_and_spread(p.dim, n * m, parts_of(p), ts, tw);
+    }
+    return 0;
+}
+
+template <class T>
+std::vector<T> input_of(int node, std::size_t n) {
+    std::vector<T> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = input_value<T>(node, i);
+    return v;
+}
+
+template <class T>
+run_outcome run_allgather(machine& mc, const run_params& p, algorithm a) {
+    const auto o = options_of(p);
+    const int n = mc.size();
+    std::vector<std::vector<T>> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
+    std::vector<T> want;
+    for (int v = 0; v < n; ++v) {
+        in[std::size_t(v)] = input_of<T>(v, p.words);
+        out[std::size_t(v)].resize(p.words * std::size_t(n));
+        const auto block = input_of<T>(int(cm200::node_of_rank(node_id(v), o.order)), p.words);
+        want.insert(want.end(), block.begin(), block.end()); // block v = rank v's input
+    }
+    run_report r = mc.run([&](node& me) {
+        const auto i = std::size_t(me.id());
+        cm200::allgather<T>(me, in[i], out[i], a, o);
+    });
+    std::string mismatch;
+    std::vector<T> layout(want.size());
+    for (int v = 0; v < n && mismatch.empty(); ++v) {
+        if (o.index != cm200::index_mode::arrival) {
+            mismatch = first_mismatch<T>(v, out[std::size_t(v)], want);
+            continue;
+        }
+        // No reordering: local address j M' + s holds the index of 4.1 / 4.2.1.
+        for (std::size_t j = 0; j < std::size_t(n); ++j)
+            for (std::size_t s = 0; s < p.words; ++s)
+                layout[j * p.words + s] =
+                    want[a == algorithm::d_cycles
+                             ? cm200::dc_arrival_index(node_id(v), j, s, p.dim, p.words, o.order)
+                             : cm200::oc_arrival_index(node_id(v), j, s, p.dim, p.words, o.order)];
+        mismatch = first_mismatch<T>(v, out[std::size_t(v)], layout);
+    }
+    return make_outcome(std::move(r), formula(a, p), std::move(mismatch));
+}
+
+template <class T>
+run_outcome run_reduce_scatter(machine& mc, const run_params& p, algorithm a) {
+    const auto o = options_of(p);
+    const int n = mc.size();
+    const std::size_t m = p.words;
+    std::vector<std::vector<T>> in(static_cast<std::size_t>(n)),
+        out(static_cast<std::size_t>(n), std::vector<T>(m));
+    for (int v = 0; v < n; ++v)
+        in[std::size_t(v)] = input_of<T>(v, m * std::size_t(n));
+    run_report r = mc.run([&](node& me) {
+        const auto i = std::size_t(me.id());
+        cm200::reduce_scatter<T>(me, in[i], out[i], std::plus<>{}, a, o);
+    });
+    std::string mismatch;
+    for (int v = 0; v < n && mismatch.empty(); ++v) {
+        const std::size_t base = cm200::rank_of(node_id(v), o.order) * m;
+        std::vector<T> want(m, T(0));
+        for (int k = 0; k < n; ++k)
+            for (std::size_t j = 0; j < m; ++j)
+                want[j] += in[std::size_t(k)][base + j];
+        mismatch = first_mismatch<T>(v, out[std::size_t(v)], want);
+    }
+    return make_outcome(std::move(r), formula(a, p), std::move(mismatch));
+}
+
+const option_spec order_option{"order",
+                               {"binary", "gray"},
+                               "binary",
+                               "node addresses in binary or Gray-code order (seed 002, 4.2.1): "
+                               "array block r lives on node r or G(r)"};
+const option_spec index_option{"index",
+                               {"computation", "motion", "arrival"},
+                               "computation",
+                               "compute where received data belongs (4.2.3), move a 32-bit "
+                               "index with every element, or leave data where it arrives "
+                               "(no reordering)"};
+
+const option_spec reduction_index_option{
+    "index",
+    {"computation", "motion"},
+    "computation",
+    "compute which block a received partial belongs to (4.2.3) or move a 32-bit index with "
+    "every element"};
+
+algorithm_entry entry(std::string op, algorithm a, std::string source, std::string text,
+                      std::vector<option_spec> options) {
+    algorithm_entry e;
+    e.op = op;
+    e.algo = std::string(cm200::to_string(a));
+    e.source = std::move(source);
+    e.formula = std::move(text);
+    e.options = std::move(options);
+    e.unfit = [a](const run_params& p) -> std::string {
+        if (a == algorithm::d_cycles && p.dim >= 2 && p.ports != port_model::all_port)
+            return cm200::detail::single_port_refusal(p.dim);
+        return {};
+    };
+    e.formula_time = [a](const run_params& p) { return formula(a, p); };
+    const bool broadcast = op == "allgather";
+    e.run = [a, broadcast](machine& mc, const run_params& p) {
+        return with_elem_type(p.type, [&]<class T>() {
+            return broadcast ? run_allgather<T>(mc, p, a) : run_reduce_scatter<T>(mc, p, a);
+        });
+    };
+    return e;
+}
+
+} // namespace
+
+void register_cm200(catalog& c) {
+    const std::vector<option_spec> order{order_option};
+    const std::vector<option_spec> order_index{order_option, index_option};
+    const std::vector<option_spec> order_rindex{order_option, reduction_index_option};
+    const char* p_note = "; P = d parts all-port, 1 single-port";
+    c.add(entry("allgather", algorithm::one_cycle, "seed 002, 4.1, Figures 5 and 7",
+                "(2^d - 1)(t_s + t_w M')", order_index));
+    c.add(entry("allgather", algorithm::d_cycles, "seed 002, 4.2.1, Figures 8-11, 20",
+                "(2^d - 1)(t_s + t_w ceil(M'/d)), all-port", order_index));
+    c.add(entry("allgather", algorithm::send_and_spread, "seed 002, 5, alternative 3",
+                std::string("d t_s + t_w (N-1) M' + d (t_s + t_w ceil(N M'/P))") + p_note, order));
+    c.add(entry("allgather", algorithm::one_source_at_a_time, "seed 002, 5, alternative 1",
+                std::string("N d (t_s + t_w ceil(M'/P)) (an upper bound all-port)") + p_note,
+                order));
+    c.add(entry("reduce-scatter", algorithm::one_cycle, "seed 002, 4.1, Figure 6",
+                "(2^d - 1)(t_s + t_w m)", order_rindex));
+    c.add(entry("reduce-scatter", algorithm::d_cycles, "seed 002, 4.2.2-4.2.4, Figures 12-20",
+                "(2^d - 1)(t_s + t_w ceil(m/d)), all-port", order_rindex));
+    c.add(entry("reduce-scatter", algorithm::reduce_and_spread,
+                "seed 002, 5, alternative 4, Figure 21",
+                std::string("d (t_s + t_w ceil(N m/P))") + p_note, order));
+}
 
 } // namespace hcube::detail

@@ -57,8 +57,7 @@ constexpr node_id dc_bcast_origin(node_id pa, int u, int i, int d) noexcept {
 constexpr std::size_t dc_bcast_index(node_id pa, std::size_t j, std::size_t k, int i, int d,
                                      std::size_t m, node_order o) noexcept {
     const node_id x = sh(gray(node_id(j)), i, d);
-    const node_id r =
-        o == node_order::binary ? (pa ^ x) : (gray_inverse(pa) ^ gray_inverse(x));
+    const node_id r = o == node_order::binary ? (pa ^ x) : (gray_inverse(pa) ^ gray_inverse(x));
     return std::size_t(r) * m + k * std::size_t(d) + std::size_t(i);
 }
 
@@ -98,7 +97,9 @@ constexpr node_id dc_reduce_recv_block(node_id pa, int u, int i, int d) noexcept
 // (position q sends to q - 1), so after step u position q holds the block that
 // started at position q + u + 1.
 
-constexpr node_id oc_position(node_id pa) noexcept { return gray_inverse(pa); }
+constexpr node_id oc_position(node_id pa) noexcept {
+    return gray_inverse(pa);
+}
 constexpr node_id oc_node(node_id q, int d) noexcept {
     return gray(q & ((node_id{1} << d) - 1));
 }
@@ -131,8 +132,11 @@ struct cm_allocation {
     std::size_t last = 0;  // M - alpha * block: the short block (node alpha)
 
     constexpr cm_allocation(std::size_t m_, std::size_t nodes_) noexcept
-        : m(m_), nodes(nodes_), block((m_ + nodes_ - 1) / nodes_),
-          alpha(block ? m_ / block : 0), last(m_ - alpha * block) {}
+        : m(m_)
+        , nodes(nodes_)
+        , block((m_ + nodes_ - 1) / nodes_)
+        , alpha(block ? m_ / block : 0)
+        , last(m_ - alpha * block) {}
 
     // Size and offset of the block of rank r.
     constexpr std::size_t size(std::size_t r) const noexcept {
@@ -154,8 +158,10 @@ struct subblocks {
     std::size_t gamma = 0; // size - d (beta - 1): subblocks with beta elements
 
     constexpr subblocks(std::size_t size_, int d_) noexcept
-        : size(size_), d(d_ < 1 ? 1 : d_), beta((size_ + std::size_t(d) - 1) / std::size_t(d)),
-          gamma(beta ? size_ - std::size_t(d) * (beta - 1) : 0) {}
+        : size(size_)
+        , d(d_ < 1 ? 1 : d_)
+        , beta((size_ + std::size_t(d) - 1) / std::size_t(d))
+        , gamma(beta ? size_ - std::size_t(d) * (beta - 1) : 0) {}
 
     constexpr std::size_t count(int i) const noexcept {
         return std::size_t(i) < gamma ? beta : beta ? beta - 1 : 0;

@@ -10,7 +10,9 @@ namespace hcube::cost::cm200 {
 constexpr std::size_t ceil_div(std::size_t a, std::size_t b) noexcept {
     return b ? (a + b - 1) / b : a;
 }
-constexpr double nodes(int d) noexcept { return double(std::size_t{1} << d); }
+constexpr double nodes(int d) noexcept {
+    return double(std::size_t{1} << d);
+}
 
 // One Hamiltonian cycle (4.1): 2^d - 1 shifts of the whole block M'.
 //   (2^d - 1)(t_s + t_w M')
