@@ -181,36 +181,48 @@ run_outcome run_descend(machine& m, const run_params& p, descend_schedule schedu
     return o;
 }
 
+// An aspc entry for the port model `want`.
+algorithm_entry aspc_entry(std::string algo, std::string source, std::string formula,
+                           port_model want) {
+    return {"aspc",
+            std::move(algo),
+            std::move(source),
+            std::move(formula),
+            {},
+            [want](const run_params& p) -> std::string {
+                if (p.dim < 1) return "needs dimension >= 1";
+                return port_unfit(p, want);
+            },
+            [](const run_params& p) {
+                return p.ports == port_model::all_port
+                           ? cost::aspc_all_port(p.dim, double(p.words), p.cost.t_s, p.cost.t_w)
+                           : cost::aspc_single_port(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
+            },
+            run_aspc};
+}
+
+// A descend entry for one schedule.
+algorithm_entry descend_entry(std::string algo, std::string source, std::string formula,
+                              option_spec kernel, descend_schedule schedule) {
+    return {"descend",
+            std::move(algo),
+            std::move(source),
+            std::move(formula),
+            {std::move(kernel)},
+            descend_unfit,
+            [schedule](const run_params& p) { return descend_formula(p, schedule); },
+            [schedule](machine& m, const run_params& p) { return run_descend(m, p, schedule); }};
+}
+
 } // namespace
 
 void register_aspc(catalog& c) {
-    const auto aspc_formula = [](const run_params& p) {
-        return p.ports == port_model::all_port
-                   ? cost::aspc_all_port(p.dim, double(p.words), p.cost.t_s, p.cost.t_w)
-                   : cost::aspc_single_port(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
-    };
-    const auto aspc_unfit = [](port_model want) {
-        return [want](const run_params& p) -> std::string {
-            if (p.dim < 1) return "needs dimension >= 1";
-            return port_unfit(p, want);
-        };
-    };
-    c.add({"aspc",
-           "four-step",
-           "seed 001, section 3, Theorem 5, Tables 1-2",
-           "4 (t_s + t_w w), w = --words per element; Theorem 2: >= 4 steps for n > 2",
-           {},
-           aspc_unfit(port_model::all_port),
-           aspc_formula,
-           run_aspc});
-    c.add({"aspc",
-           "single-port",
-           "seed 001, section 1 (one link per step) with Theorem 5's routes",
-           "(4 log p - 2)(t_s + t_w w), w = --words per element",
-           {},
-           aspc_unfit(port_model::single_port),
-           aspc_formula,
-           run_aspc});
+    c.add(aspc_entry("four-step", "seed 001, section 3, Theorem 5, Tables 1-2",
+                     "4 (t_s + t_w w), w = --words per element; Theorem 2: >= 4 steps for n > 2",
+                     port_model::all_port));
+    c.add(
+        aspc_entry("single-port", "seed 001, section 1 (one link per step) with Theorem 5's routes",
+                   "(4 log p - 2)(t_s + t_w w), w = --words per element", port_model::single_port));
 
     const option_spec kernel{"kernel",
                              {"pcr", "prefix", "shift"},
@@ -218,28 +230,15 @@ void register_aspc(catalog& c) {
                              "pcr: parallel cyclic reduction of a tridiagonal system (checked "
                              "against the Thomas algorithm); prefix: prefix sums; shift: cyclic "
                              "shift by --shift"};
-    c.add({"descend",
-           "direct",
-           "seed 001, section 4 (direct: 2 log N M/N steps)",
-           "all-port (2 log N - 1) M/N (t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), M = --words "
-           "(seed: 2 log N M/N steps); single-port twice that",
-           {kernel},
-           descend_unfit,
-           [](const run_params& p) { return descend_formula(p, descend_schedule::direct); },
-           [](machine& m, const run_params& p) {
-               return run_descend(m, p, descend_schedule::direct);
-           }});
-    c.add({"descend",
-           "pipelined",
-           "seed 001, section 4 (pipelined ASPC rounds)",
-           "all-port (4 (log N + M/N - 1) - 2)(t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
-           "M = --words (seed: 4 (log M + M/N - 1) steps); single-port as direct",
-           {kernel},
-           descend_unfit,
-           [](const run_params& p) { return descend_formula(p, descend_schedule::pipelined); },
-           [](machine& m, const run_params& p) {
-               return run_descend(m, p, descend_schedule::pipelined);
-           }});
+    c.add(descend_entry("direct", "seed 001, section 4 (direct: 2 log N M/N steps)",
+                        "all-port (2 log N - 1) M/N (t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
+                        "M = --words (seed: 2 log N M/N steps); single-port twice that",
+                        kernel, descend_schedule::direct));
+    c.add(descend_entry(
+        "pipelined", "seed 001, section 4 (pipelined ASPC rounds)",
+        "all-port (4 (log N + M/N - 1) - 2)(t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
+        "M = --words (seed: 4 (log M + M/N - 1) steps); single-port as direct",
+        kernel, descend_schedule::pipelined));
 }
 
 } // namespace hcube::detail

@@ -72,23 +72,15 @@ double formula(algorithm a, const run_params& p) {
 }
 
 template <class T>
-std::vector<T> input_of(int node, std::size_t n) {
-    std::vector<T> v(n);
-    for (std::size_t i = 0; i < n; ++i)
-        v[i] = input_value<T>(node, i);
-    return v;
-}
-
-template <class T>
 run_outcome run_allgather(machine& mc, const run_params& p, algorithm a) {
     const auto o = options_of(p);
     const int n = mc.size();
     std::vector<std::vector<T>> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
     std::vector<T> want;
     for (int v = 0; v < n; ++v) {
-        in[std::size_t(v)] = input_of<T>(v, p.words);
+        in[std::size_t(v)] = input_vector<T>(v, p.words);
         out[std::size_t(v)].resize(p.words * std::size_t(n));
-        const auto block = input_of<T>(int(cm200::node_of_rank(node_id(v), o.order)), p.words);
+        const auto block = input_vector<T>(int(cm200::node_of_rank(node_id(v), o.order)), p.words);
         want.insert(want.end(), block.begin(), block.end()); // block v = rank v's input
     }
     run_report r = mc.run([&](node& me) {
@@ -122,7 +114,7 @@ run_outcome run_reduce_scatter(machine& mc, const run_params& p, algorithm a) {
     std::vector<std::vector<T>> in(static_cast<std::size_t>(n)),
         out(static_cast<std::size_t>(n), std::vector<T>(m));
     for (int v = 0; v < n; ++v)
-        in[std::size_t(v)] = input_of<T>(v, m * std::size_t(n));
+        in[std::size_t(v)] = input_vector<T>(v, m * std::size_t(n));
     run_report r = mc.run([&](node& me) {
         const auto i = std::size_t(me.id());
         cm200::reduce_scatter<T>(me, in[i], out[i], std::plus<>{}, a, o);

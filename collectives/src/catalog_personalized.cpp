@@ -2,6 +2,7 @@
 // and 4.6.2 (circular shift on the hypercube).
 #include <hcube/catalog.hpp>
 #include <hcube/collectives/alltoall.hpp>
+#include <hcube/collectives/detail/dispatch.hpp>
 #include <hcube/collectives/shift.hpp>
 #include <hcube/cost/personalized.hpp>
 
@@ -17,20 +18,6 @@ namespace {
 template <class T>
 T element(std::size_t from, std::size_t to, std::size_t i) {
     return T(std::int64_t((from * 7919 + to * 104729 + i * 31 + 1) % 1000003));
-}
-
-// Runs f.template operator()<T>() for the element type the parameters name.
-template <class F>
-run_outcome with_type(elem_type t, F&& f) {
-    switch (t) {
-    case elem_type::int32:
-        return f.template operator()<std::int32_t>();
-    case elem_type::int64:
-        return f.template operator()<std::int64_t>();
-    case elem_type::float64:
-        break;
-    }
-    return f.template operator()<double>();
 }
 
 // Compares out with expected(node, i) for every node's m elements and fills
@@ -73,7 +60,7 @@ algorithm_entry alltoall_entry(std::string algo, std::string source, std::string
         return closed_form(p.cost.t_s, p.cost.t_w, p.dim, double(p.words));
     };
     e.run = [a, closed_form](machine& mach, const run_params& prm) {
-        return with_type(prm.type, [&]<class T>() {
+        return with_elem_type(prm.type, [&]<class T>() {
             const std::size_t p = mach.size(), m = prm.words, row = p * m;
             std::vector<T> in(p * row), out(p * row);
             for (std::size_t from = 0; from < p; ++from)
@@ -133,7 +120,7 @@ algorithm_entry shift_entry(std::string algo, std::string source, std::string fo
     };
     e.formula_time = [closed_form](const run_params& p) { return closed_form(p).time; };
     e.run = [a, closed_form](machine& mach, const run_params& prm) {
-        return with_type(prm.type, [&]<class T>() {
+        return with_elem_type(prm.type, [&]<class T>() {
             const std::size_t p = mach.size(), m = prm.words;
             const bool gr = gray_ring(prm);
             std::vector<T> in(p * m), out(p * m);

@@ -20,29 +20,13 @@ namespace hcube::detail {
 
 namespace {
 
-template <class T>
-std::vector<T> input_of(int node, std::size_t n) {
-    std::vector<T> v(n);
-    for (std::size_t i = 0; i < n; ++i)
-        v[i] = input_value<T>(node, i);
-    return v;
-}
-
-// Runs `body` on every node's vector, which starts as input_of(node, n_in) and
-// holds the node's result afterwards, then compares node i's result with
-// want(i) (nullopt: unspecified) outside the timed run.
+// run_verified with every node's input its first n_in input values.
 template <class T>
 run_outcome run_checked(machine& mc, double formula_time, std::size_t n_in,
                         const std::function<void(node&, std::vector<T>&)>& body,
                         const std::function<std::optional<std::vector<T>>(int)>& want) {
-    std::vector<std::vector<T>> data(std::size_t(mc.size()));
-    for (int i = 0; i < mc.size(); ++i)
-        data[std::size_t(i)] = input_of<T>(i, n_in);
-    run_report report = mc.run([&](node& me) { body(me, data[std::size_t(me.id())]); });
-    std::string mismatch;
-    for (int i = 0; i < mc.size() && mismatch.empty(); ++i)
-        if (const auto w = want(i)) mismatch = first_mismatch<T>(i, data[std::size_t(i)], *w);
-    return make_outcome(std::move(report), formula_time, std::move(mismatch));
+    return run_verified<T>(
+        mc, formula_time, [n_in](int i) { return input_vector<T>(i, n_in); }, body, want);
 }
 
 // Sum over nodes first .. last - 1 of element `offset + j` of their inputs,
@@ -56,12 +40,14 @@ std::vector<T> sum_of(int first, int last, std::size_t offset, std::size_t n) {
     return s;
 }
 
+// The runs, one overload per algorithm type (bool: inclusive scan or not):
+// run_algo<T>(machine, params, formula time, algorithm).
 template <class T>
-run_outcome run_allgather(machine& mc, const run_params& p, double f, allgather_algo a) {
+run_outcome run_algo(machine& mc, const run_params& p, double f, allgather_algo a) {
     const std::size_t m = p.words;
     std::vector<T> all;
     for (int k = 0; k < mc.size(); ++k) {
-        const std::vector<T> b = input_of<T>(k, m);
+        const std::vector<T> b = input_vector<T>(k, m);
         all.insert(all.end(), b.begin(), b.end());
     }
     return run_checked<T>(
@@ -75,7 +61,7 @@ run_outcome run_allgather(machine& mc, const run_params& p, double f, allgather_
 }
 
 template <class T>
-run_outcome run_reduce_scatter(machine& mc, const run_params& p, double f, reduce_scatter_algo a) {
+run_outcome run_algo(machine& mc, const run_params& p, double f, reduce_scatter_algo a) {
     const std::size_t m = p.words;
     return run_checked<T>(
         mc, f, m * std::size_t(mc.size()),
@@ -88,7 +74,7 @@ run_outcome run_reduce_scatter(machine& mc, const run_params& p, double f, reduc
 }
 
 template <class T>
-run_outcome run_allreduce(machine& mc, const run_params& p, double f, allreduce_algo a) {
+run_outcome run_algo(machine& mc, const run_params& p, double f, allreduce_algo a) {
     const std::vector<T> want = sum_of<T>(0, mc.size(), 0, p.words);
     return run_checked<T>(
         mc, f, p.words,
@@ -97,7 +83,7 @@ run_outcome run_allreduce(machine& mc, const run_params& p, double f, allreduce_
 }
 
 template <class T>
-run_outcome run_scan(machine& mc, const run_params& p, double f, bool inclusive) {
+run_outcome run_algo(machine& mc, const run_params& p, double f, bool inclusive) {
     return run_checked<T>(
         mc, f, p.words,
         [&](node& me, std::vector<T>& v) {
@@ -112,30 +98,17 @@ run_outcome run_scan(machine& mc, const run_params& p, double f, bool inclusive)
         });
 }
 
-// An entry whose run() dispatches on the element type:
-// runner.template operator()<T>(machine, params, formula time).
+// A typed_entry whose formula time is form(d, m, t_s, t_w).
 template <class Runner>
 algorithm_entry entry(std::string op, std::string algo, std::string source, std::string formula,
                       double (*form)(int, double, double, double), Runner runner,
                       std::function<std::string(const run_params&)> unfit = {}) {
-    algorithm_entry e;
-    e.op = std::move(op);
-    e.algo = std::move(algo);
-    e.source = std::move(source);
-    e.formula = std::move(formula);
-    e.unfit = unfit ? std::move(unfit) : [](const run_params&) { return std::string(); };
-    e.formula_time = [form](const run_params& p) {
-        return form(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
-    };
-    e.run = [form, runner](machine& mc, const run_params& p) {
-        const double f = form(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
-        run_outcome o = with_elem_type(
-            p.type, [&]<class T>() { return runner.template operator()<T>(mc, p, f); });
-        if (p.ports == port_model::all_port && o.note.empty())
-            o.note = "the formula assumes single-port";
-        return o;
-    };
-    return e;
+    return typed_entry(
+        std::move(op), std::move(algo), std::move(source), std::move(formula),
+        [form](const run_params& p) {
+            return form(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
+        },
+        unfit ? std::move(unfit) : [](const run_params&) { return std::string(); }, runner);
 }
 
 std::string mesh_unfit(const run_params& p) {
@@ -144,56 +117,42 @@ std::string mesh_unfit(const run_params& p) {
            std::to_string(p.dim) + " is odd";
 }
 
-template <allgather_algo A>
-constexpr auto allgather_runner = []<class T>(machine& mc, const run_params& p, double f) {
-    return run_allgather<T>(mc, p, f, A);
-};
-template <reduce_scatter_algo A>
-constexpr auto reduce_scatter_runner = []<class T>(machine& mc, const run_params& p, double f) {
-    return run_reduce_scatter<T>(mc, p, f, A);
-};
-template <allreduce_algo A>
-constexpr auto allreduce_runner = []<class T>(machine& mc, const run_params& p, double f) {
-    return run_allreduce<T>(mc, p, f, A);
-};
-template <bool Inclusive>
-constexpr auto scan_runner = []<class T>(machine& mc, const run_params& p, double f) {
-    return run_scan<T>(mc, p, f, Inclusive);
-};
+template <auto A>
+constexpr auto runner =
+    []<class T>(machine& mc, const run_params& p, double f) { return run_algo<T>(mc, p, f, A); };
 
 } // namespace
 
 void register_reductions(catalog& c) {
     // words: each node's contribution.
     c.add(entry("allgather", "hypercube", "seed 000, Alg. 4.7, Eq. 4.4", "t_s log p + t_w m (p-1)",
-                cost::allgather_hypercube, allgather_runner<allgather_algo::hypercube>));
+                cost::allgather_hypercube, runner<allgather_algo::hypercube>));
     c.add(entry("allgather", "ring", "seed 000, Alg. 4.4 on the Gray-code ring (4.6.2), Eq. 4.2",
-                "(t_s + t_w m)(p-1)", cost::allgather_ring,
-                allgather_runner<allgather_algo::ring>));
+                "(t_s + t_w m)(p-1)", cost::allgather_ring, runner<allgather_algo::ring>));
     c.add(entry("allgather", "mesh",
                 "seed 000, Alg. 4.6 on the Gray-code embedded mesh (4.6.2), Eq. 4.3",
                 "2 t_s (sqrt p - 1) + t_w m (p-1)", cost::allgather_mesh,
-                allgather_runner<allgather_algo::mesh>, mesh_unfit));
+                runner<allgather_algo::mesh>, mesh_unfit));
     // words: each node's result block.
     c.add(entry("reduce-scatter", "hypercube", "seed 000, Alg. 4.8 (ascending dimensions), Eq. 4.4",
                 "t_s log p + t_w m (p-1)", cost::reduce_scatter_hypercube,
-                reduce_scatter_runner<reduce_scatter_algo::hypercube>));
+                runner<reduce_scatter_algo::hypercube>));
     c.add(entry("reduce-scatter", "ring",
                 "seed 000, Alg. 4.5 on the Gray-code ring (4.6.2), Eq. 4.2", "(t_s + t_w m)(p-1)",
-                cost::reduce_scatter_ring, reduce_scatter_runner<reduce_scatter_algo::ring>));
+                cost::reduce_scatter_ring, runner<reduce_scatter_algo::ring>));
     // words: the whole message.
     c.add(entry("allreduce", "hypercube", "seed 000, 4.3, Eq. 4.5", "(t_s + t_w m) log p",
-                cost::allreduce_hypercube, allreduce_runner<allreduce_algo::hypercube>));
+                cost::allreduce_hypercube, runner<allreduce_algo::hypercube>));
     c.add(entry("allreduce", "reduce-scatter-allgather", "seed 000, 4.7.1, Eq. 4.14",
                 "2 (t_s log p + t_w (p-1) m/p)", cost::allreduce_reduce_scatter_allgather,
-                allreduce_runner<allreduce_algo::reduce_scatter_allgather>));
+                runner<allreduce_algo::reduce_scatter_allgather>));
     c.add(entry("allreduce", "reduce-broadcast", "seed 000, Alg. 4.3 then Alg. 4.1 (4.3)",
                 "2 (t_s + t_w m) log p", cost::allreduce_reduce_broadcast,
-                allreduce_runner<allreduce_algo::reduce_broadcast>));
+                runner<allreduce_algo::reduce_broadcast>));
     c.add(entry("scan", "hypercube", "seed 000, Alg. 4.9", "(t_s + t_w m) log p",
-                cost::scan_hypercube, scan_runner<true>));
+                cost::scan_hypercube, runner<true>));
     c.add(entry("exscan", "hypercube", "seed 000, Alg. 4.9 (exclusive)", "(t_s + t_w m) log p",
-                cost::scan_hypercube, scan_runner<false>));
+                cost::scan_hypercube, runner<false>));
 }
 
 } // namespace hcube::detail

@@ -7,20 +7,16 @@
 
 #include <string>
 
+#include <catalog_params.hpp>
+
 using namespace hcube;
 
 namespace {
 
 run_params params(std::string op, std::string algo, int dim, std::size_t words, port_model ports,
                   double t_s = 3, double t_w = 2) {
-    run_params p;
-    p.op = std::move(op);
-    p.algo = std::move(algo);
-    p.dim = dim;
-    p.words = words;
+    run_params p = test::catalog_params(std::move(op), std::move(algo), dim, words, t_s, t_w);
     p.ports = ports;
-    p.cost.t_s = t_s;
-    p.cost.t_w = t_w;
     return p;
 }
 

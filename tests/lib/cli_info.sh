@@ -3,15 +3,8 @@
 # with its transition sequence 0 1 0 2 0 1 0 2), the sizes, the JSON form, the
 # truncated table of a large cube, and one clear error line for bad input.
 # Usage: cli_info.sh PATH/TO/hcube
-set -u
-hcube=$1
-failures=0
-errfile=$(mktemp)
-trap 'rm -f "$errfile"' EXIT
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_line OUTPUT REGEX WHAT: some line of OUTPUT matches REGEX.
-expect_line() { grep -Eq -- "$2" <<<"$1" || fail "$3: no line matching '$2' in:"$'\n'"$1"; }
+# shellcheck source=../support/cli_common.sh
+source "$(dirname "$0")/../support/cli_common.sh"
 
 out=$("$hcube" info --dim 3) || fail "info --dim 3 exited with $?"
 gray=(000 001 011 010 110 111 101 100)

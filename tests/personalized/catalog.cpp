@@ -8,18 +8,14 @@
 #include <hcube/catalog.hpp>
 #include <hcube/cost/personalized.hpp>
 
+#include <catalog_params.hpp>
+
 using namespace hcube;
 
 namespace {
 
 run_params params(std::string op, std::string algo, int dim, std::size_t words) {
-    run_params p;
-    p.op = std::move(op);
-    p.algo = std::move(algo);
-    p.dim = dim;
-    p.words = words;
-    p.cost = {.t_s = 6, .t_w = 2, .word_bytes = 0};
-    return p;
+    return test::catalog_params(std::move(op), std::move(algo), dim, words, 6, 2);
 }
 
 } // namespace

@@ -3,15 +3,8 @@
 # (formula equal to virtual time), the JSON keys in order, `list` against the
 # catalog, and exit status 2 with one stderr line for every kind of bad input.
 # Usage: cli_run.sh PATH/TO/hcube
-set -u
-hcube=$1
-failures=0
-errfile=$(mktemp)
-trap 'rm -f "$errfile"' EXIT
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-
-# expect_line OUTPUT REGEX WHAT: some line of OUTPUT matches REGEX.
-expect_line() { grep -Eq -- "$2" <<<"$1" || fail "$3: no line matching '$2' in:"$'\n'"$1"; }
+# shellcheck source=../support/cli_common.sh
+source "$(dirname "$0")/../support/cli_common.sh"
 
 # json_field JSON KEY: the raw value of a top-level key.
 json_field() { grep -Eo "\"$2\": (\"[^\"]*\"|[^,}]*)" <<<"$1" | head -1 | sed -E "s/^\"$2\": //"; }

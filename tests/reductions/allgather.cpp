@@ -3,7 +3,6 @@
 // Figure 4.11 replayed step by step; the failure paths.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,33 +11,20 @@
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/machine.hpp>
 
+#include <collective_checks.hpp>
 #include <test_support.hpp>
 
 using namespace hcube;
 
 namespace {
 
-struct named_algo {
-    allgather_algo algo;
-    const char* name;
-};
-constexpr named_algo algos[] = {{allgather_algo::hypercube, "hypercube"},
-                                {allgather_algo::ring, "ring"},
-                                {allgather_algo::mesh, "mesh"},
-                                {allgather_algo::automatic, "automatic"}};
+constexpr test::named<allgather_algo> algos[] = {{allgather_algo::hypercube, "hypercube"},
+                                                 {allgather_algo::ring, "ring"},
+                                                 {allgather_algo::mesh, "mesh"},
+                                                 {allgather_algo::automatic, "automatic"}};
 
 bool fits(allgather_algo a, int d) {
     return a != allgather_algo::mesh || d % 2 == 0;
-}
-
-// m in {0, 1, 3, p, 1000}, only 3 at d = 8, and none
-// where the p * p * m elements of a run would get large.
-std::vector<std::size_t> sizes(int d) {
-    const std::size_t p = std::size_t{1} << d;
-    std::vector<std::size_t> out;
-    for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, std::size_t{1000}})
-        if (d == 8 ? m == 3 : p * p * m <= (std::size_t{1} << 20) || m <= 3) out.push_back(m);
-    return out;
 }
 
 // m for the cost checks: fewer where the ring has 127 or 255 steps.
@@ -49,68 +35,41 @@ std::vector<std::size_t> cost_sizes(int d) {
 
 // Runs allgather of m elements per node and counts the nodes whose result
 // differs from the blocks of nodes 0..p-1 in order.
-template <class T>
-int wrong_nodes(machine& mach, allgather_algo a, std::size_t m) {
-    std::atomic<int> wrong{0};
-    mach.run([&](node& me) {
+constexpr auto wrong_nodes = []<class T>(machine& mach, allgather_algo a, std::size_t m) {
+    return test::count_wrong_nodes(mach, [&](node& me) {
         std::vector<T> mine(m), all(m * std::size_t(me.size()));
         for (std::size_t i = 0; i < m; ++i)
             mine[i] = test::value_for<T>(me.id(), i);
         allgather(me, std::span<const T>(mine), std::span<T>(all), a);
         for (std::size_t k = 0; k < all.size(); ++k)
-            if (!(all[k] == test::value_for<T>(int(k / m), k % m))) {
-                ++wrong;
-                return;
-            }
+            if (!(all[k] == test::value_for<T>(int(k / m), k % m))) return false;
+        return true;
     });
-    return wrong.load();
-}
+};
 
 } // namespace
 
 TEST_CASE("allgather equals the serial reference for every algorithm, d = 0..8, four types") {
-    for (int d = 0; d <= 8; ++d) {
-        machine mach(test::cfg(d));
-        for (const auto& [a, name] : algos) {
-            if (!fits(a, d)) continue;
-            for (std::size_t m : sizes(d)) {
-                CAPTURE(d);
-                CAPTURE(name);
-                CAPTURE(m);
-                CHECK(wrong_nodes<std::int32_t>(mach, a, m) == 0);
-                CHECK(wrong_nodes<test::point>(mach, a, m) == 0);
-                if (d >= 6) continue; // two types suffice where runs get slow
-                CHECK(wrong_nodes<std::int64_t>(mach, a, m) == 0);
-                CHECK(wrong_nodes<double>(mach, a, m) == 0);
-            }
-        }
-    }
+    test::check_every_cube<test::point>(algos, test::bounded_sizes, wrong_nodes, fits);
 }
 
 TEST_CASE("allgather_blocks fills uneven blocks in place") {
-    for (int d = 0; d <= 6; ++d) {
-        const std::size_t p = std::size_t{1} << d;
-        machine mach(test::cfg(d));
-        for (const auto& [a, name] : algos) {
-            if (!fits(a, d)) continue;
-            for (std::size_t n : {std::size_t{0}, std::size_t{1}, p - 1, p + 1, 3 * p + 2}) {
-                CAPTURE(d);
-                CAPTURE(name);
-                CAPTURE(n);
-                std::atomic<int> wrong{0};
-                mach.run([&](node& me) {
-                    std::vector<std::int64_t> data(n, -1);
-                    const block b = block_of(n, p, std::size_t(me.id()));
-                    for (std::size_t k = b.begin; k < b.end(); ++k)
-                        data[k] = std::int64_t(k);
-                    allgather_blocks(me, std::span<std::int64_t>(data), a);
-                    for (std::size_t k = 0; k < n; ++k)
-                        if (data[k] != std::int64_t(k)) return void(++wrong);
-                });
-                CHECK(wrong.load() == 0);
-            }
-        }
-    }
+    test::for_every_cube(
+        6, algos, test::uneven_sizes,
+        [](machine& mach, int d, allgather_algo a, std::size_t n) {
+            const std::size_t p = std::size_t{1} << d;
+            CHECK(test::count_wrong_nodes(mach, [&](node& me) {
+                      std::vector<std::int64_t> data(n, -1);
+                      const block b = block_of(n, p, std::size_t(me.id()));
+                      for (std::size_t k = b.begin; k < b.end(); ++k)
+                          data[k] = std::int64_t(k);
+                      allgather_blocks(me, std::span<std::int64_t>(data), a);
+                      for (std::size_t k = 0; k < n; ++k)
+                          if (data[k] != std::int64_t(k)) return false;
+                      return true;
+                  }) == 0);
+        },
+        fits);
 }
 
 TEST_CASE("allgather costs exactly Eqs. 4.2, 4.3 and 4.4 (single-port, t_s = 3, t_w = 2)") {
@@ -141,22 +100,12 @@ TEST_CASE("allgather costs exactly Eqs. 4.2, 4.3 and 4.4 (single-port, t_s = 3, 
 }
 
 TEST_CASE("allgather_blocks (hypercube) costs exactly its form for any total size") {
-    constexpr double t_s = 3, t_w = 2;
-    for (int d = 0; d <= 8; ++d) {
-        const std::size_t p = std::size_t{1} << d;
-        machine mach(test::cfg(d, port_model::single_port, t_s, t_w));
-        for (std::size_t n : {std::size_t{0}, std::size_t{5}, p - 1, 2 * p, 3 * p + p / 2 + 1}) {
-            CAPTURE(d);
-            CAPTURE(n);
-            const run_report r = mach.run([&](node& me) {
-                std::vector<int> data(n);
-                allgather_blocks(me, std::span<int>(data));
-            });
-            CHECK(r.virtual_time == cost::allgather_hypercube_blocks(d, double(n), t_s, t_w));
-            if (n % p == 0)
-                CHECK(r.virtual_time == cost::allgather_hypercube(d, double(n / p), t_s, t_w));
-        }
-    }
+    test::check_blocks_cost(
+        [](node& me, std::size_t n) {
+            std::vector<int> data(n);
+            allgather_blocks(me, std::span<int>(data));
+        },
+        cost::allgather_hypercube_blocks, cost::allgather_hypercube);
 }
 
 TEST_CASE("allgather cost formulas: hand-computed values") {

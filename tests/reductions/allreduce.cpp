@@ -3,7 +3,6 @@
 // (Eq. 4.5, Eq. 4.14 and its exact form for any m, reduce then broadcast).
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -12,70 +11,39 @@
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/machine.hpp>
 
+#include <collective_checks.hpp>
 #include <test_support.hpp>
 
 using namespace hcube;
 
 namespace {
 
-struct named_algo {
-    allreduce_algo algo;
-    const char* name;
-};
-constexpr named_algo algos[] = {
+constexpr test::named<allreduce_algo> algos[] = {
     {allreduce_algo::hypercube, "hypercube"},
     {allreduce_algo::reduce_scatter_allgather, "reduce-scatter-allgather"},
     {allreduce_algo::reduce_broadcast, "reduce-broadcast"},
     {allreduce_algo::automatic, "automatic"}};
 
-template <class T>
-T input(int k, std::size_t i) {
-    if constexpr (std::is_same_v<T, test::mat2>)
-        return test::mat2_for(k, i);
-    else
-        return test::value_for<T>(k, i);
-}
-
-template <class T, class Op>
-int wrong_nodes(machine& mach, allreduce_algo a, std::size_t m, Op op) {
-    const int p = mach.size();
+// Runs allreduce with plus or the matrix product (test::op_for<T>) and counts
+// the nodes whose data differs from the serial fold.
+constexpr auto wrong_nodes = []<class T>(machine& mach, allreduce_algo a, std::size_t m) {
+    const test::op_for<T> op;
     std::vector<T> want(m);
-    for (std::size_t i = 0; i < m; ++i) {
-        want[i] = input<T>(0, i);
-        for (int k = 1; k < p; ++k)
-            want[i] = op(want[i], input<T>(k, i));
-    }
-    std::atomic<int> wrong{0};
-    mach.run([&](node& me) {
+    for (std::size_t i = 0; i < m; ++i)
+        want[i] = test::serial_fold<T>(mach.size(), i, op);
+    return test::count_wrong_nodes(mach, [&](node& me) {
         std::vector<T> data(m);
         for (std::size_t i = 0; i < m; ++i)
-            data[i] = input<T>(me.id(), i);
+            data[i] = test::input<T>(me.id(), i);
         allreduce(me, std::span<T>(data), op, a);
-        if (data != want) ++wrong;
+        return data == want;
     });
-    return wrong.load();
-}
+};
 
 } // namespace
 
 TEST_CASE("allreduce equals the serial reference: plus and matrix product, d = 0..8") {
-    for (int d = 0; d <= 8; ++d) {
-        const std::size_t p = std::size_t{1} << d;
-        machine mach(test::cfg(d));
-        for (const auto& [a, name] : algos)
-            for (std::size_t m :
-                 {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, std::size_t{1000}}) {
-                if (d == 8 && m != 1000) continue;
-                CAPTURE(d);
-                CAPTURE(name);
-                CAPTURE(m);
-                CHECK(wrong_nodes<std::int32_t>(mach, a, m, std::plus<>{}) == 0);
-                CHECK(wrong_nodes<test::mat2>(mach, a, m, test::mat2_product{}) == 0);
-                if (d >= 6) continue; // two types suffice where runs get slow
-                CHECK(wrong_nodes<std::int64_t>(mach, a, m, std::plus<>{}) == 0);
-                CHECK(wrong_nodes<double>(mach, a, m, std::plus<>{}) == 0);
-            }
-    }
+    test::check_every_cube<test::mat2>(algos, test::sizes_to_1000, wrong_nodes);
 }
 
 TEST_CASE("allreduce costs exactly Eq. 4.5, Eq. 4.14 and 2 (t_s + t_w m) log p") {

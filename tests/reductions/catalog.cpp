@@ -8,6 +8,8 @@
 
 #include <hcube/catalog.hpp>
 
+#include <catalog_params.hpp>
+
 using namespace hcube;
 
 namespace {
@@ -21,14 +23,8 @@ const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
 };
 
 run_params params(std::string op, std::string algo, int dim, std::size_t words, elem_type t) {
-    run_params p;
-    p.op = std::move(op);
-    p.algo = std::move(algo);
-    p.dim = dim;
-    p.words = words;
+    run_params p = test::catalog_params(std::move(op), std::move(algo), dim, words, 3, 2);
     p.type = t;
-    p.cost.t_s = 3;
-    p.cost.t_w = 2;
     return p;
 }
 

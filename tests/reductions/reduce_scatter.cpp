@@ -3,7 +3,6 @@
 // exact costs; the failure path.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,106 +12,62 @@
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/machine.hpp>
 
+#include <collective_checks.hpp>
 #include <test_support.hpp>
 
 using namespace hcube;
 
 namespace {
 
-struct named_algo {
-    reduce_scatter_algo algo;
-    const char* name;
-};
-constexpr named_algo algos[] = {{reduce_scatter_algo::hypercube, "hypercube"},
-                                {reduce_scatter_algo::ring, "ring"},
-                                {reduce_scatter_algo::automatic, "automatic"}};
+constexpr test::named<reduce_scatter_algo> algos[] = {
+    {reduce_scatter_algo::hypercube, "hypercube"},
+    {reduce_scatter_algo::ring, "ring"},
+    {reduce_scatter_algo::automatic, "automatic"}};
 
-// Result blocks m in {0, 1, 3, p, 1000}: only 3 at d = 8, and none where the
-// p * m inputs of all p nodes would get large.
-std::vector<std::size_t> sizes(int d) {
-    const std::size_t p = std::size_t{1} << d;
-    std::vector<std::size_t> out;
-    for (std::size_t m : {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, std::size_t{1000}})
-        if (d == 8 ? m == 3 : p * p * m <= (std::size_t{1} << 20) || m <= 3) out.push_back(m);
-    return out;
-}
-
-// Element i of node k's input, for plus (value_for) or the matrix product.
-template <class T>
-T input(int k, std::size_t i) {
-    if constexpr (std::is_same_v<T, test::mat2>)
-        return test::mat2_for(k, i);
-    else
-        return test::value_for<T>(k, i);
-}
-
-// x_0 op x_1 op ... op x_(p-1) for element i of everyone's input.
-template <class T, class Op>
-T reference(int p, std::size_t i, Op op) {
-    T acc = input<T>(0, i);
-    for (int k = 1; k < p; ++k)
-        acc = op(acc, input<T>(k, i));
-    return acc;
-}
-
-template <class T, class Op>
-int wrong_nodes(machine& mach, reduce_scatter_algo a, std::size_t m, Op op) {
-    std::atomic<int> wrong{0};
-    mach.run([&](node& me) {
+// Runs reduce_scatter with plus or the matrix product (test::op_for<T>) on
+// result blocks of m and counts the nodes whose block differs from the serial
+// fold.
+constexpr auto wrong_nodes = []<class T>(machine& mach, reduce_scatter_algo a, std::size_t m) {
+    const test::op_for<T> op;
+    return test::count_wrong_nodes(mach, [&](node& me) {
         const std::size_t p = std::size_t(me.size());
         std::vector<T> in(p * m), out(m);
         for (std::size_t i = 0; i < in.size(); ++i)
-            in[i] = input<T>(me.id(), i);
+            in[i] = test::input<T>(me.id(), i);
         reduce_scatter(me, std::span<const T>(in), std::span<T>(out), op, a);
         for (std::size_t e = 0; e < m; ++e)
-            if (!(out[e] == reference<T>(me.size(), std::size_t(me.id()) * m + e, op)))
-                return void(++wrong);
+            if (!(out[e] == test::serial_fold<T>(me.size(), std::size_t(me.id()) * m + e, op)))
+                return false;
+        return true;
     });
-    return wrong.load();
-}
+};
 
 } // namespace
 
 TEST_CASE("reduce_scatter equals the serial reference: plus and matrix product, d = 0..8") {
-    for (int d = 0; d <= 8; ++d) {
-        machine mach(test::cfg(d));
-        for (const auto& [a, name] : algos)
-            for (std::size_t m : sizes(d)) {
-                CAPTURE(d);
-                CAPTURE(name);
-                CAPTURE(m);
-                CHECK(wrong_nodes<std::int32_t>(mach, a, m, std::plus<>{}) == 0);
-                CHECK(wrong_nodes<test::mat2>(mach, a, m, test::mat2_product{}) == 0);
-                if (d >= 6) continue; // two types suffice where runs get slow
-                CHECK(wrong_nodes<std::int64_t>(mach, a, m, std::plus<std::int64_t>{}) == 0);
-                CHECK(wrong_nodes<double>(mach, a, m, std::plus<>{}) == 0);
-            }
-    }
+    // Result blocks of test::bounded_sizes: the p * m inputs of all p nodes stay small.
+    test::check_every_cube<test::mat2>(algos, test::bounded_sizes, wrong_nodes);
 }
 
 TEST_CASE("reduce_scatter_blocks reduces uneven blocks in place, in node order") {
-    for (int d = 0; d <= 6; ++d) {
-        const std::size_t p = std::size_t{1} << d;
-        machine mach(test::cfg(d));
-        for (const auto& [a, name] : algos)
-            for (std::size_t n : {std::size_t{0}, std::size_t{1}, p - 1, p + 1, 3 * p + 2}) {
-                CAPTURE(d);
-                CAPTURE(name);
-                CAPTURE(n);
-                std::atomic<int> wrong{0};
-                mach.run([&](node& me) {
-                    std::vector<test::mat2> data(n);
-                    for (std::size_t i = 0; i < n; ++i)
-                        data[i] = test::mat2_for(me.id(), i);
-                    reduce_scatter_blocks(me, std::span<test::mat2>(data), test::mat2_product{}, a);
-                    const block b = block_of(n, p, std::size_t(me.id()));
-                    for (std::size_t i = b.begin; i < b.end(); ++i)
-                        if (!(data[i] == reference<test::mat2>(me.size(), i, test::mat2_product{})))
-                            return void(++wrong);
-                });
-                CHECK(wrong.load() == 0);
-            }
-    }
+    test::for_every_cube(
+        6, algos, test::uneven_sizes,
+        [](machine& mach, int d, reduce_scatter_algo a, std::size_t n) {
+            const std::size_t p = std::size_t{1} << d;
+            CHECK(test::count_wrong_nodes(mach, [&](node& me) {
+                      std::vector<test::mat2> data(n);
+                      for (std::size_t i = 0; i < n; ++i)
+                          data[i] = test::mat2_for(me.id(), i);
+                      reduce_scatter_blocks(me, std::span<test::mat2>(data), test::mat2_product{},
+                                            a);
+                      const block b = block_of(n, p, std::size_t(me.id()));
+                      for (std::size_t i = b.begin; i < b.end(); ++i)
+                          if (!(data[i] ==
+                                test::serial_fold<test::mat2>(me.size(), i, test::mat2_product{})))
+                              return false;
+                      return true;
+                  }) == 0);
+        });
 }
 
 TEST_CASE("reduce_scatter costs exactly the allgather forms (t_s = 3, t_w = 2)") {
@@ -147,22 +102,12 @@ TEST_CASE("reduce_scatter costs exactly the allgather forms (t_s = 3, t_w = 2)")
 }
 
 TEST_CASE("reduce_scatter_blocks (hypercube) costs exactly its form for any total size") {
-    constexpr double t_s = 3, t_w = 2;
-    for (int d = 0; d <= 8; ++d) {
-        const std::size_t p = std::size_t{1} << d;
-        machine mach(test::cfg(d, port_model::single_port, t_s, t_w));
-        for (std::size_t n : {std::size_t{0}, std::size_t{5}, p - 1, 2 * p, 3 * p + p / 2 + 1}) {
-            CAPTURE(d);
-            CAPTURE(n);
-            const run_report r = mach.run([&](node& me) {
-                std::vector<test::mat2> data(n);
-                reduce_scatter_blocks(me, std::span<test::mat2>(data), test::mat2_product{});
-            });
-            CHECK(r.virtual_time == cost::reduce_scatter_hypercube_blocks(d, double(n), t_s, t_w));
-            if (n % p == 0)
-                CHECK(r.virtual_time == cost::reduce_scatter_hypercube(d, double(n / p), t_s, t_w));
-        }
-    }
+    test::check_blocks_cost(
+        [](node& me, std::size_t n) {
+            std::vector<test::mat2> data(n);
+            reduce_scatter_blocks(me, std::span<test::mat2>(data), test::mat2_product{});
+        },
+        cost::reduce_scatter_hypercube_blocks, cost::reduce_scatter_hypercube);
 }
 
 TEST_CASE("reduce_scatter ring: Gray-code links for a commutative operator, routed otherwise") {

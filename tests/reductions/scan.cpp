@@ -3,7 +3,6 @@
 // d = 0..8; exact cost (t_s + t_w m) log p; Figure 4.13 replayed step by step.
 #include <doctest/doctest.h>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -13,37 +12,32 @@
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/machine.hpp>
 
+#include <collective_checks.hpp>
 #include <test_support.hpp>
 
 using namespace hcube;
 
 namespace {
 
-template <class T>
-T input(int k, std::size_t i) {
-    if constexpr (std::is_same_v<T, test::mat2>)
-        return test::mat2_for(k, i);
-    else
-        return test::value_for<T>(k, i);
-}
+constexpr test::named<bool> scans[] = {{true, "inclusive"}, {false, "exclusive"}};
 
-// Runs the scan and counts the nodes whose data differs from the serial
-// prefix; an exclusive scan must leave node 0's data as it was.
-template <class T, class Op>
-int wrong_nodes(machine& mach, bool inclusive, std::size_t m, Op op) {
+// Runs the scan with plus or the matrix product (test::op_for<T>) and counts
+// the nodes whose data differs from the serial prefix; an exclusive scan must
+// leave node 0's data as it was.
+constexpr auto wrong_nodes = []<class T>(machine& mach, bool inclusive, std::size_t m) {
+    const test::op_for<T> op;
     const int p = mach.size();
     // prefix[k] = x_0 op ... op x_k
     std::vector<std::vector<T>> prefix(static_cast<std::size_t>(p), std::vector<T>(m));
     for (std::size_t i = 0; i < m; ++i) {
-        prefix[0][i] = input<T>(0, i);
+        prefix[0][i] = test::input<T>(0, i);
         for (int k = 1; k < p; ++k)
-            prefix[std::size_t(k)][i] = op(prefix[std::size_t(k) - 1][i], input<T>(k, i));
+            prefix[std::size_t(k)][i] = op(prefix[std::size_t(k) - 1][i], test::input<T>(k, i));
     }
-    std::atomic<int> wrong{0};
-    mach.run([&](node& me) {
+    return test::count_wrong_nodes(mach, [&](node& me) {
         std::vector<T> data(m);
         for (std::size_t i = 0; i < m; ++i)
-            data[i] = input<T>(me.id(), i);
+            data[i] = test::input<T>(me.id(), i);
         const std::vector<T> original = data;
         if (inclusive)
             inclusive_scan(me, std::span<T>(data), op);
@@ -51,10 +45,9 @@ int wrong_nodes(machine& mach, bool inclusive, std::size_t m, Op op) {
             exclusive_scan(me, std::span<T>(data), op);
         const std::size_t k = std::size_t(me.id());
         const std::vector<T>& want = inclusive ? prefix[k] : (k == 0 ? original : prefix[k - 1]);
-        if (data != want) ++wrong;
+        return data == want;
     });
-    return wrong.load();
-}
+};
 
 // A contiguous range of node ids [lo, hi]: combining two adjacent ranges in
 // order gives their union; anything else (wrong order, a gap) gives {-1, -1}.
@@ -81,23 +74,7 @@ std::string terms(range r) {
 } // namespace
 
 TEST_CASE("inclusive and exclusive scans equal the serial prefixes, d = 0..8") {
-    for (int d = 0; d <= 8; ++d) {
-        const std::size_t p = std::size_t{1} << d;
-        machine mach(test::cfg(d));
-        for (bool inclusive : {true, false})
-            for (std::size_t m :
-                 {std::size_t{0}, std::size_t{1}, std::size_t{3}, p, std::size_t{1000}}) {
-                if (d == 8 && m != 1000) continue;
-                CAPTURE(d);
-                CAPTURE(inclusive);
-                CAPTURE(m);
-                CHECK(wrong_nodes<std::int32_t>(mach, inclusive, m, std::plus<>{}) == 0);
-                CHECK(wrong_nodes<test::mat2>(mach, inclusive, m, test::mat2_product{}) == 0);
-                if (d >= 6) continue; // two types suffice where runs get slow
-                CHECK(wrong_nodes<std::int64_t>(mach, inclusive, m, std::plus<>{}) == 0);
-                CHECK(wrong_nodes<double>(mach, inclusive, m, std::plus<>{}) == 0);
-            }
-    }
+    test::check_every_cube<test::mat2>(scans, test::sizes_to_1000, wrong_nodes);
 }
 
 TEST_CASE("scans cost exactly (t_s + t_w m) log p (Alg. 4.9, t_s = 3, t_w = 2)") {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <collective_checks.hpp>
 #include <doctest/doctest.h>
 #include <hcube/collectives/broadcast.hpp>
 #include <hcube/cost/rooted.hpp>
@@ -21,17 +22,6 @@ using namespace hcube;
 namespace {
 
 constexpr double t_s = 7, t_w = 3;
-
-std::vector<int> roots_for(int p) {
-    std::vector<int> r{0};
-    for (int x : {p - 1, p / 2 + 1, 5})
-        if (x > 0 && x < p && std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
-    return r;
-}
-
-std::vector<std::size_t> sizes_for(int p) {
-    return {0, 1, 3, std::size_t(p), std::size_t(p) + 3, 1000};
-}
 
 // Broadcasts node `root`'s values; every other node starts with its own values,
 // which must all be overwritten. Returns the first node whose result is wrong, or -1.
@@ -61,23 +51,12 @@ double formula(broadcast_algo a, int d, std::size_t m, int root) {
 // Every algorithm, size and root on a d-cube: result, virtual time, steps.
 template <class T>
 void check_cube(int d, bool all_cases) {
-    machine mc(test::cfg(d, port_model::single_port, t_s, t_w));
-    const int p = mc.size();
-    std::vector<int> roots = roots_for(p);
-    std::vector<std::size_t> sizes = sizes_for(p);
-    if (!all_cases) roots.resize(std::min<std::size_t>(roots.size(), 2)), sizes = {3, 1000};
-    for (auto a : {broadcast_algo::binomial, broadcast_algo::scatter_allgather})
-        for (std::size_t m : sizes)
-            for (int root : roots) {
-                CAPTURE(d);
-                CAPTURE(m);
-                CAPTURE(root);
-                CAPTURE(int(a));
-                run_report r;
-                CHECK(broadcast_once<T>(mc, m, root, a, r) == -1);
-                CHECK(r.virtual_time == formula(a, d, m, root));
-                CHECK(r.steps == (a == broadcast_algo::binomial ? d : 2 * d));
-            }
+    test::check_binomial_and_split(
+        d, all_cases, t_s, t_w, broadcast_algo::binomial, broadcast_algo::scatter_allgather,
+        [](machine& mc, std::size_t m, int root, broadcast_algo a, run_report& r) {
+            CHECK(broadcast_once<T>(mc, m, root, a, r) == -1);
+        },
+        formula);
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <collective_checks.hpp>
 #include <doctest/doctest.h>
 #include <hcube/collectives/reduce.hpp>
 #include <hcube/cost/rooted.hpp>
@@ -23,17 +24,6 @@ namespace {
 
 constexpr double t_s = 7, t_w = 3;
 
-template <class T>
-T input(int node, std::size_t i) {
-    if constexpr (std::is_same_v<T, test::mat2>)
-        return test::mat2_for(node, i);
-    else
-        return test::value_for<T>(node, i);
-}
-
-template <class T>
-using op_for = std::conditional_t<std::is_same_v<T, test::mat2>, test::mat2_product, std::plus<>>;
-
 // Reduces every node's values to `root`; true when the root holds the serial fold.
 template <class T>
 bool reduce_once(machine& mc, std::size_t m, int root, reduce_algo a, run_report& r) {
@@ -41,16 +31,13 @@ bool reduce_once(machine& mc, std::size_t m, int root, reduce_algo a, run_report
     r = mc.run([&](node& me) {
         std::vector<T> data(m);
         for (std::size_t i = 0; i < m; ++i)
-            data[i] = input<T>(me.id(), i);
-        reduce(me, std::span(data), root, op_for<T>{}, a);
+            data[i] = test::input<T>(me.id(), i);
+        reduce(me, std::span(data), root, test::op_for<T>{}, a);
         if (me.id() == root) got = std::move(data);
     });
     std::vector<T> want(m);
-    for (std::size_t i = 0; i < m; ++i) {
-        want[i] = input<T>(0, i);
-        for (int x = 1; x < mc.size(); ++x)
-            want[i] = op_for<T>{}(want[i], input<T>(x, i));
-    }
+    for (std::size_t i = 0; i < m; ++i)
+        want[i] = test::serial_fold<T>(mc.size(), i, test::op_for<T>{});
     return got == want;
 }
 
@@ -59,28 +46,15 @@ double formula(reduce_algo a, int d, std::size_t m, int root) {
                                       : cost::reduce_reduce_scatter_gather(d, m, root, t_s, t_w);
 }
 
+// Every algorithm, size and root on a d-cube: result, virtual time, steps.
 template <class T>
 void check_cube(int d, bool all_cases) {
-    machine mc(test::cfg(d, port_model::single_port, t_s, t_w));
-    const int p = mc.size();
-    std::vector<int> roots{0};
-    for (int x : {p - 1, p / 2 + 1, 5})
-        if (x > 0 && x < p && std::find(roots.begin(), roots.end(), x) == roots.end())
-            roots.push_back(x);
-    std::vector<std::size_t> sizes{0, 1, 3, std::size_t(p), std::size_t(p) + 3, 1000};
-    if (!all_cases) roots.resize(std::min<std::size_t>(roots.size(), 2)), sizes = {3, 1000};
-    for (auto a : {reduce_algo::binomial, reduce_algo::reduce_scatter_gather})
-        for (std::size_t m : sizes)
-            for (int root : roots) {
-                CAPTURE(d);
-                CAPTURE(m);
-                CAPTURE(root);
-                CAPTURE(int(a));
-                run_report r;
-                CHECK(reduce_once<T>(mc, m, root, a, r));
-                CHECK(r.virtual_time == formula(a, d, m, root));
-                CHECK(r.steps == (a == reduce_algo::binomial ? d : 2 * d));
-            }
+    test::check_binomial_and_split(
+        d, all_cases, t_s, t_w, reduce_algo::binomial, reduce_algo::reduce_scatter_gather,
+        [](machine& mc, std::size_t m, int root, reduce_algo a, run_report& r) {
+            CHECK(reduce_once<T>(mc, m, root, a, r));
+        },
+        formula);
 }
 
 } // namespace

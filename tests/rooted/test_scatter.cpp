@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include <collective_checks.hpp>
 #include <doctest/doctest.h>
 #include <hcube/collectives/scatter.hpp>
 #include <hcube/cost/rooted.hpp>
@@ -71,28 +72,19 @@ bool gather_once(machine& mc, std::size_t m, int root, run_report& r) {
 
 template <class T>
 void check_cube(int d, bool all_cases) {
-    machine mc(test::cfg(d, port_model::single_port, t_s, t_w));
-    const int p = mc.size();
-    std::vector<int> roots{0};
-    for (int x : {p - 1, p / 2 + 1, 5})
-        if (x > 0 && x < p && std::find(roots.begin(), roots.end(), x) == roots.end())
-            roots.push_back(x);
-    std::vector<std::size_t> sizes{0, 1, 3, std::size_t(p), 1000};
-    if (!all_cases) roots.resize(std::min<std::size_t>(roots.size(), 2)), sizes = {3, 1000};
-    for (std::size_t m : sizes)
-        for (int root : roots) {
-            CAPTURE(d);
-            CAPTURE(m);
-            CAPTURE(root);
-            const double eq_4_6 = cost::scatter_binomial(d, double(m), t_s, t_w);
-            run_report r;
-            CHECK(scatter_once<T>(mc, m, root, r) == -1);
-            CHECK(r.virtual_time == eq_4_6);
-            CHECK(r.steps == d);
-            CHECK(gather_once<T>(mc, m, root, r));
-            CHECK(r.virtual_time == cost::gather_binomial(d, double(m), t_s, t_w));
-            CHECK(r.steps == d);
-        }
+    const std::size_t p = std::size_t{1} << d;
+    test::for_rooted_cases(test::cfg(d, port_model::single_port, t_s, t_w), all_cases,
+                           {0, 1, 3, p, 1000}, [&](machine& mc, std::size_t m, int root) {
+                               const double eq_4_6 = cost::scatter_binomial(d, double(m), t_s, t_w);
+                               run_report r;
+                               CHECK(scatter_once<T>(mc, m, root, r) == -1);
+                               CHECK(r.virtual_time == eq_4_6);
+                               CHECK(r.steps == d);
+                               CHECK(gather_once<T>(mc, m, root, r));
+                               CHECK(r.virtual_time ==
+                                     cost::gather_binomial(d, double(m), t_s, t_w));
+                               CHECK(r.steps == d);
+                           });
 }
 
 using message = std::tuple<int, int, std::int64_t, std::uint64_t>; // from, to, step, bytes

@@ -1,16 +1,21 @@
 // Shared by the catalog sources (collectives/src/catalog_*.cpp): run a function
-// template on the C++ type an elem_type names, deterministic inputs, and the
-// comparison with a serial reference that becomes a run_outcome.
+// template on the C++ type an elem_type names, deterministic inputs, the
+// comparison with a serial reference that becomes a run_outcome, and entries
+// whose run() does all of that.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <hcube/catalog.hpp>
+#include <hcube/machine.hpp>
 
 namespace hcube::detail {
 
@@ -34,6 +39,15 @@ decltype(auto) with_elem_type(elem_type t, F&& f) {
 template <class T>
 T input_value(int node, std::size_t i) {
     return T((std::uint64_t(node) * 131 + i * 17) % 1021);
+}
+
+// Node `node`'s first n input values.
+template <class T>
+std::vector<T> input_vector(int node, std::size_t n) {
+    std::vector<T> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = input_value<T>(node, i);
+    return v;
 }
 
 // "" when got == want, else where they first differ, e.g.
@@ -62,6 +76,52 @@ inline run_outcome make_outcome(run_report report, double formula_time, std::str
     o.report = std::move(report);
     o.note = std::move(mismatch);
     return o;
+}
+
+// Runs `body` on every node with its vector from `input` (the body leaves the
+// node's result in it), then compares each node's result with `expect(node)`
+// (nullopt: that node's result is unspecified) outside the timed run.
+template <class T>
+run_outcome run_verified(machine& mc, double formula_time,
+                         const std::function<std::vector<T>(int)>& input,
+                         const std::function<void(node&, std::vector<T>&)>& body,
+                         const std::function<std::optional<std::vector<T>>(int)>& expect) {
+    std::vector<std::vector<T>> data(std::size_t(mc.size()));
+    for (int i = 0; i < mc.size(); ++i)
+        data[std::size_t(i)] = input(i);
+    run_report report = mc.run([&](node& me) { body(me, data[std::size_t(me.id())]); });
+    std::string mismatch;
+    for (int i = 0; i < mc.size() && mismatch.empty(); ++i)
+        if (const auto want = expect(i))
+            mismatch = first_mismatch<T>(i, data[std::size_t(i)], *want);
+    return make_outcome(std::move(report), formula_time, std::move(mismatch));
+}
+
+// An entry whose run() dispatches on the element type,
+// runner.template operator()<T>(machine, params, formula_time(params)), and
+// notes that the formula assumes single-port when an all-port run noted
+// nothing else.
+template <class Runner>
+algorithm_entry typed_entry(std::string op, std::string algo, std::string source,
+                            std::string formula,
+                            std::function<double(const run_params&)> formula_time,
+                            std::function<std::string(const run_params&)> unfit, Runner runner) {
+    algorithm_entry e;
+    e.op = std::move(op);
+    e.algo = std::move(algo);
+    e.source = std::move(source);
+    e.formula = std::move(formula);
+    e.unfit = std::move(unfit);
+    e.formula_time = formula_time;
+    e.run = [formula_time, runner](machine& mc, const run_params& p) {
+        run_outcome o = with_elem_type(p.type, [&]<class T>() {
+            return runner.template operator()<T>(mc, p, formula_time(p));
+        });
+        if (p.ports == port_model::all_port && o.note.empty())
+            o.note = "the formula assumes single-port";
+        return o;
+    };
+    return e;
 }
 
 } // namespace hcube::detail
