@@ -105,16 +105,34 @@ constexpr double nan = std::numeric_limits<double>::quiet_NaN();
 
 // ---- baselines ----------------------------------------------------------------
 
-// Two threads bouncing a flag by spinning: the floor of any cross-core hand-off.
+void pin_to_cpu(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+void unpin() {
+    cpu_set_t all;
+    CPU_ZERO(&all);
+    for (unsigned c = 0; c < std::thread::hardware_concurrency(); ++c)
+        CPU_SET(c, &all);
+    pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+}
+
+// Two threads bouncing a flag by spinning on CPUs 0 and 1: the floor of any
+// cross-core hand-off.
 double spin_round_trip_us(int iters) {
     alignas(64) std::atomic<int> flag{0};
     std::thread peer([&] {
+        pin_to_cpu(1);
         for (int i = 0; i < iters; ++i) {
             while (flag.load(std::memory_order_acquire) != 1) {
             }
             flag.store(0, std::memory_order_release);
         }
     });
+    pin_to_cpu(0);
     const auto t0 = clock_type::now();
     for (int i = 0; i < iters; ++i) {
         flag.store(1, std::memory_order_release);
@@ -123,14 +141,8 @@ double spin_round_trip_us(int iters) {
     }
     const double s = seconds_since(t0);
     peer.join();
+    unpin();
     return s / iters * 1e6;
-}
-
-void pin_to_cpu(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
 // Two threads on one core handing a token back and forth through a futex.
@@ -155,11 +167,7 @@ double same_core_handoff_us(int iters) {
     }
     const double s = seconds_since(t0);
     peer.join();
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    for (unsigned c = 0; c < std::thread::hardware_concurrency(); ++c)
-        CPU_SET(c, &all);
-    pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+    unpin();
     return s / (2.0 * iters) * 1e6;
 }
 

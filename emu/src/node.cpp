@@ -28,7 +28,7 @@ namespace {
 // to answer; after a short burst, parking is cheaper than spinning the run queue).
 constexpr int spin_rounds = 4000;
 constexpr int yields_spinning = 16;
-constexpr int yields_oversubscribed = 2;
+constexpr int yields_oversubscribed = 8;
 
 std::string node_prefix(int id) {
     return "node " + std::to_string(id) + ": ";
