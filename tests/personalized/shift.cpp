@@ -261,15 +261,17 @@ TEST_CASE("shift automatic: the cheapest closed form, as the catalog's auto") {
 
 TEST_CASE("shift: bad calls are usage_errors naming the node and values") {
     machine mach(test::cfg(2));
-    std::vector<int> in(3), out(3), wrong(4);
     CHECK_THROWS_WITH_AS(
         mach.run([&](node& me) {
-            circular_shift(me, std::span<const int>(in),
-                           me.id() == 1 ? std::span<int>(wrong) : std::span<int>(out), 1);
+            const std::vector<int> in(3);
+            std::vector<int> out(me.id() == 1 ? 4 : 3); // node 1's is too long
+            circular_shift(me, std::span<const int>(in), std::span<int>(out), 1);
         }),
         doctest::Contains("circular_shift on node 1: in has 3 elements and out has 4"), run_error);
     for (shift_algo a : {shift_algo::gray, shift_algo::gray_bidirectional})
         CHECK_THROWS_WITH_AS(mach.run([&](node& me) {
+            const std::vector<int> in(3);
+            std::vector<int> out(3);
             circular_shift(me, std::span<const int>(in), std::span<int>(out), 1, a, shift_ring::id);
         }),
                              doctest::Contains("ring id (node i -> i + q) needs ecube"), run_error);
