@@ -28,7 +28,10 @@
 #include <hcube/catalog.hpp>
 #include <hcube/cost/cm200.hpp>
 
+#include "bench_args.hpp"
+
 using namespace hcube;
+using namespace hcube::bench;
 
 namespace {
 
@@ -55,43 +58,9 @@ struct options {
     std::string csv;
 };
 
-template <class T>
-T number(const std::string& flag, std::string_view s) {
-    T v{};
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || end != s.data() + s.size())
-        throw usage_error(flag + ": '" + std::string(s) + "' is not a number");
-    return v;
-}
-
-std::vector<std::string> split(const std::string& s) {
-    std::vector<std::string> out;
-    std::stringstream ss(s);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
-std::vector<int> parse_dims(const std::string& s) {
-    std::vector<int> out;
-    for (const auto& item : split(s)) {
-        const auto dash = item.find('-');
-        const int lo = number<int>("--dims", std::string_view(item).substr(0, dash));
-        const int hi = dash == std::string::npos
-                           ? lo
-                           : number<int>("--dims", std::string_view(item).substr(dash + 1));
-        for (int d = lo; d <= hi; ++d) {
-            if (d < 0 || d > 12)
-                throw usage_error("--dims: " + std::to_string(d) + " is out of range 0..12");
-            out.push_back(d);
-        }
-    }
-    return out;
-}
-
 options parse(int argc, char** argv) {
     options o;
-    o.dims = parse_dims("1-10");
+    o.dims = parse_dims("1-10", 12);
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--help" || arg == "-h") {
@@ -99,7 +68,7 @@ options parse(int argc, char** argv) {
             std::exit(0);
         }
         if (arg == "--quick") {
-            o.dims = parse_dims("1-6");
+            o.dims = parse_dims("1-6", 12);
             o.words = {4, 64, 128, 1024};
             o.runs = 1;
             o.max_seconds = 1;
@@ -108,7 +77,7 @@ options parse(int argc, char** argv) {
         if (i + 1 >= argc) throw usage_error(arg + " needs a value (see --help)");
         const std::string v = argv[++i];
         if (arg == "--dims")
-            o.dims = parse_dims(v);
+            o.dims = parse_dims(v, 12);
         else if (arg == "--words") {
             o.words.clear();
             for (const auto& w : split(v))
@@ -179,11 +148,6 @@ constexpr table18_row table18[] = {
     {128, 0.66, 1.77, 0.60, 0.78, 0.92}, {256, 0.66, 2.13, 0.60, 0.85, 1.07},
     {512, 0.66, 2.14, 0.60, 0.79, 1.07}, {1024, 0.66, 2.40, 0.60, 0.73, 1.16},
     {2048, 0.66, 2.70, 0.60, 0.63, 1.27}};
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 const point* find(const std::vector<point>& pts, const std::string& op, const std::string& label,
                   int d, std::size_t m) {

@@ -32,7 +32,10 @@
 #include <hcube/catalog.hpp>
 #include <hcube/cost/personalized.hpp>
 
+#include "bench_args.hpp"
+
 using namespace hcube;
+using namespace hcube::bench;
 
 namespace {
 
@@ -62,43 +65,9 @@ struct options {
     std::string csv;
 };
 
-template <class T>
-T number(const std::string& flag, std::string_view s) {
-    T v{};
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (s.empty() || ec != std::errc() || end != s.data() + s.size())
-        throw usage_error(flag + ": '" + std::string(s) + "' is not a number");
-    return v;
-}
-
-std::vector<std::string> split(std::string_view s) {
-    std::vector<std::string> out;
-    std::stringstream ss{std::string(s)};
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty()) out.push_back(item);
-    return out;
-}
-
-std::vector<int> parse_dims(std::string_view s) {
-    std::vector<int> dims;
-    for (const std::string& item : split(s)) {
-        const auto dash = item.find('-');
-        const int lo = number<int>("--dims", std::string_view(item).substr(0, dash));
-        const int hi = dash == std::string::npos
-                           ? lo
-                           : number<int>("--dims", std::string_view(item).substr(dash + 1));
-        for (int d = lo; d <= hi; ++d)
-            dims.push_back(d);
-    }
-    for (int d : dims)
-        if (d < 0 || d > max_dim)
-            throw usage_error("--dims: " + std::to_string(d) + " is out of range");
-    return dims;
-}
-
 options parse(int argc, char** argv) {
     options o;
-    o.dims = parse_dims("2-10");
+    o.dims = parse_dims("2-10", max_dim);
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--help" || arg == "-h") {
@@ -106,7 +75,7 @@ options parse(int argc, char** argv) {
             std::exit(0);
         }
         if (arg == "--quick") {
-            o.dims = parse_dims("2-6");
+            o.dims = parse_dims("2-6", max_dim);
             o.words = {1, 64, 4096};
             o.runs = 3;
             o.max_seconds = 0.5;
@@ -115,7 +84,7 @@ options parse(int argc, char** argv) {
         if (i + 1 == argc) throw usage_error(arg + " needs a value");
         const std::string v = argv[++i];
         if (arg == "--dims")
-            o.dims = parse_dims(v);
+            o.dims = parse_dims(v, max_dim);
         else if (arg == "--words") {
             o.words.clear();
             for (const auto& w : split(v))
