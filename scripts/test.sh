@@ -32,7 +32,9 @@ stage=$PWD/build/stage
 rm -rf "$stage"
 meson install -C build --destdir "$stage" >/dev/null
 pc_dir=$(dirname "$(find "$stage" -name hcube.pc | head -n 1)")
-flags=$(PKG_CONFIG_PATH=$pc_dir pkg-config --define-prefix --cflags --libs hcube)
+export PKG_CONFIG_PATH=$pc_dir
+prefix=$(pkg-config --variable=prefix hcube)
+flags=$(pkg-config --define-variable=prefix="$stage$prefix" --cflags --libs hcube)
 # shellcheck disable=SC2086
 c++ -std=c++20 examples/hello.cpp $flags -o build/stage/hello
 LD_LIBRARY_PATH=$(dirname "$(find "$stage" -name 'libhcube.so' | head -n 1)") build/stage/hello 3 >/dev/null
