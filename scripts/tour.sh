@@ -30,3 +30,16 @@ done
 
 say "all-to-all personalized, 4 words per pair, as JSON"
 $hcube run alltoall --algo pairwise --dim 4 --words 4 --ts 10 --tw 1 --json
+
+say "all-to-all broadcast along one vs d Hamiltonian cycles, all-port (Mathur and Johnsson, 4.1-4.2)"
+for algo in one-cycle d-cycles; do
+    $hcube run allgather --algo "$algo" --dim 4 --words 8 --ts 10 --tw 1 --ports all
+done
+
+say "all-to-some personalized communication in 4 all-port steps (Hu, Theorem 5)"
+$hcube run aspc --algo four-step --dim 4 --words 2 --ts 10 --tw 1 --ports all
+
+say "parallel cyclic reduction of 256 equations on 16 nodes: direct vs pipelined schedule (Hu, section 4)"
+for schedule in direct pipelined; do
+    $hcube run descend --schedule "$schedule" --kernel pcr --dim 4 --words 256 --ports all
+done
