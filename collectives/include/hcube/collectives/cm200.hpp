@@ -39,6 +39,7 @@
 
 #include <hcube/cm200_index.hpp>
 #include <hcube/collectives/blocks.hpp>
+#include <hcube/collectives/detail/link_step.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -143,31 +144,19 @@ struct channel_io {
     std::span<W> in;
 };
 
-// Runs one step. When every channel sends and receives on the same link (the
-// d-cycles), it is one exchange per link, all at once (the CM-200's
-// primitive); a channel with nothing either way leaves its link idle. The one
-// cycle sends to one neighbour and receives from the other; the send is
-// buffered, so sending first cannot deadlock and costs no virtual time.
+// Runs one step (detail/link_step.hpp). The d-cycles send and receive every
+// channel on one link, so the step is one exchange per link, all at once (the
+// CM-200's primitive); the one cycle sends to one neighbour and receives from
+// the other. An empty side leaves its link idle.
 template <class W>
-void run_step(node& me, std::vector<channel_io<W>>& ios) {
-    std::erase_if(ios, [](const channel_io<W>& c) { return c.out.empty() && c.in.empty(); });
-    if (ios.empty()) return;
-    const bool same_links = std::all_of(
-        ios.begin(), ios.end(), [](const channel_io<W>& c) { return c.send_dim == c.recv_dim; });
-    if (same_links && ios.size() == 1) {
-        me.exchange(ios[0].send_dim, ios[0].out, ios[0].in);
-    } else if (same_links) {
-        std::vector<transfer<W>> t;
-        t.reserve(ios.size());
-        for (const auto& c : ios)
-            t.push_back({c.send_dim, c.out, c.in});
-        me.exchange_all(t);
-    } else {
-        for (const auto& c : ios)
-            if (!c.out.empty()) me.send(c.send_dim, c.out);
-        for (const auto& c : ios)
-            if (!c.in.empty()) me.recv(c.recv_dim, c.in);
+void run_step(node& me, const std::vector<channel_io<W>>& ios) {
+    std::vector<hcube::detail::link_out<W>> outs;
+    std::vector<hcube::detail::link_in<W>> ins;
+    for (const auto& c : ios) {
+        if (!c.out.empty()) outs.push_back({c.send_dim, c.out});
+        if (!c.in.empty()) ins.push_back({c.recv_dim, c.in});
     }
+    hcube::detail::link_step<W>(me, outs, ins);
 }
 
 // Who talks to whom in the two cycle algorithms. Channel c of the d-cycles is
