@@ -113,6 +113,7 @@ machine::machine(config cfg)
     m.p = 1 << cfg.dim;
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     m.spin = unsigned(m.p) <= cores;
+    m.asymmetric = m.spin && heavy_barrier_available();
 
     const int d = cfg.dim;
     const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
@@ -124,7 +125,6 @@ machine::machine(config cfg)
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
-        s.pushed.assign(d, 0);
         s.sent.resize(d);
         for (int k = 0; k < d; ++k) {
             s.out.push_back(&m.out_link(i, k));
@@ -199,14 +199,12 @@ std::vector<undelivered> drain(machine_state& m) {
         for (int k = 0; k < d; ++k) {
             link& l = m.out_link(i, k);
             undelivered u{i, i ^ (1 << k), k};
-            while (l.q.read_available() > 0) {
-                const descriptor& desc = l.q.front();
+            while (!l.empty()) {
+                const descriptor& desc = l.front();
                 u.messages += 1;
                 u.bytes += desc.bytes;
                 if (desc.kind == payload::heap) payload_free(const_cast<void*>(desc.ptr));
-                l.q.pop();
-                l.consumed.store(l.consumed.load(std::memory_order_relaxed) + 1,
-                                 std::memory_order_release);
+                l.pop();
             }
             if (u.messages) left.push_back(u);
         }

@@ -51,9 +51,11 @@ void throw_if_cancelled(const machine_state& m) {
 // few yields, then park on the doorbell.
 //
 // Parking protocol (a Dekker pair with machine_state::wake): the waiter stores
-// waiting = true, fences, re-checks ready(); a waker publishes its data, fences,
-// loads waiting. At least one of them sees the other's store, so either the
-// re-check succeeds or the waker rings the bell. The bell value is read before
+// waiting = true, passes the park barrier, re-checks ready(); a waker publishes
+// its data, passes its barrier, loads waiting (state.hpp: both barriers are
+// fences, or the parker's is a membarrier and the waker's free). At least one
+// of them sees the other's store, so either the re-check succeeds or the waker
+// rings the bell. The bell value is read before
 // the re-check, so a ring between re-check and futex wait makes the wait return.
 template <class Ready>
 void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& info) {
@@ -74,7 +76,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         throw_if_cancelled(m);
         const std::uint32_t seq = s.bell.load(std::memory_order_acquire);
         s.waiting.store(true, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+        m.park_barrier();
         if (ready()) {
             s.waiting.store(false, std::memory_order_relaxed);
             return;
@@ -113,7 +115,7 @@ public:
         while (n_ > 0) {
             const item it = items_[n_ - 1];
             const link& l = *s_.out[it.k];
-            wait_until(m_, s_, [&] { return l.consumed.load(std::memory_order_acquire) >= it.seq; },
+            wait_until(m_, s_, [&] { return l.consumed() >= it.seq; },
                        {wait_info::delivery, it.k, id_ ^ (1 << it.k), 0, false});
             --n_;
         }
@@ -124,7 +126,7 @@ public:
         m_.cancel(id_);
         for (int i = 0; i < n_; ++i)
             while (items_[i].borrowed &&
-                   s_.out[items_[i].k]->reading.load(std::memory_order_seq_cst))
+                   s_.out[items_[i].k]->reading().load(std::memory_order_seq_cst))
                 std::this_thread::yield();
     }
 
@@ -202,7 +204,7 @@ struct access {
         d.elem = std::uint16_t(elem);
         if (bytes <= descriptor::inline_capacity) {
             d.kind = payload::inline_bytes;
-            if (bytes) std::memcpy(d.data, data, bytes);
+            d.store_inline(data, bytes);
         } else if (borrow) {
             d.kind = payload::borrowed;
             d.ptr = data;
@@ -226,13 +228,13 @@ struct access {
     std::uint64_t push(int k, const descriptor& d) {
         link& l = *s.out[k];
         const int peer = id ^ (1 << k);
-        if (!l.q.push(d)) {
-            wait_until(m, s, [&] { return l.q.write_available() > 0; },
+        if (!l.try_push(d)) {
+            wait_until(m, s, [&] { return l.writable(); },
                        {wait_info::send_full, k, peer, d.bytes, false});
-            l.q.push(d);
+            l.try_push(d);
         }
         m.wake(m.nodes[peer]);
-        return ++s.pushed[k];
+        return l.pushed();
     }
 
     bool synchronous() const noexcept { return m.cfg.link_capacity == 0; }
@@ -249,7 +251,7 @@ struct access {
 
     void await_message(int k, std::size_t expect, bool exact) {
         link& l = *s.in[k];
-        wait_until(m, s, [&] { return l.q.read_available() > 0; },
+        wait_until(m, s, [&] { return !l.empty(); },
                    {wait_info::recv, k, id ^ (1 << k), expect, exact});
     }
 
@@ -269,14 +271,18 @@ struct access {
 
     void check_sizes(int k, const descriptor& d, std::size_t bytes, std::size_t elem,
                      bool exact) const {
+        if (d.elem != elem || (exact && d.bytes != bytes)) size_mismatch(k, d, bytes, elem);
+    }
+
+    [[noreturn, gnu::cold]] void size_mismatch(int k, const descriptor& d, std::size_t bytes,
+                                               std::size_t elem) const {
         const std::string from =
             " from node " + std::to_string(id ^ (1 << k)) + " on dimension " + std::to_string(k);
         if (d.elem != elem)
             fail(id, "recv" + from + ": message was sent as " + std::to_string(d.elem) +
                          "-byte elements, received as " + std::to_string(elem) + "-byte elements");
-        if (exact && d.bytes != bytes)
-            fail(id, "recv" + from + ": expected " + elements(bytes, elem) + ", message has " +
-                         elements(d.bytes, d.elem));
+        fail(id, "recv" + from + ": expected " + elements(bytes, elem) + ", message has " +
+                     elements(d.bytes, d.elem));
     }
 
     // Copies the front message of in link k into dst (nullptr: ask the sink),
@@ -284,23 +290,25 @@ struct access {
     template <class Dest>
     void take(int k, Dest dest) {
         link& l = *s.in[k];
-        const descriptor& d = l.q.front();
+        const descriptor& d = l.front();
         void* dst = dest(d);
         const bool borrowed = d.kind == payload::borrowed;
         if (borrowed) {
-            l.reading.store(true, std::memory_order_seq_cst);
+            l.reading().store(true, std::memory_order_seq_cst);
             if (m.cancelled.load(std::memory_order_seq_cst)) {
-                l.reading.store(false, std::memory_order_release);
+                l.reading().store(false, std::memory_order_release);
                 throw run_cancelled{};
             }
         }
-        if (d.bytes) std::memcpy(dst, d.bytes_ptr(), d.bytes);
-        if (borrowed) l.reading.store(false, std::memory_order_release);
+        if (d.kind == payload::inline_bytes)
+            d.load_inline(dst);
+        else
+            std::memcpy(dst, d.ptr, d.bytes);
+        if (borrowed) l.reading().store(false, std::memory_order_release);
         if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
         const vclock arrival = d.arrival;
         const vclock dur = m.message_duration(d.bytes, d.elem);
-        l.q.pop();
-        l.consumed.store(l.consumed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+        l.pop();
         m.wake(m.nodes[id ^ (1 << k)]);
         charge_receive(arrival, dur);
     }
@@ -400,14 +408,14 @@ void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
         unsigned ready = 0;
         for (unsigned w = waiting; w; w &= w - 1) {
             const int k = std::countr_zero(w);
-            if (s_->in[k]->q.read_available() > 0) ready |= 1u << k;
+            if (!s_->in[k]->empty()) ready |= 1u << k;
         }
         if (!ready) {
             const int k = std::countr_zero(waiting);
             wait_until(*m_, *s_,
                        [&] {
                            for (unsigned w = waiting; w; w &= w - 1)
-                               if (s_->in[std::countr_zero(w)]->q.read_available() > 0) return true;
+                               if (!s_->in[std::countr_zero(w)]->empty()) return true;
                            return false;
                        },
                        {wait_info::recv, k, id_ ^ (1 << k), 0, false});
@@ -429,9 +437,8 @@ int node::recv_any_link(sink in) {
         int best = -1;
         for (int k = 0; k < dim_; ++k) {
             link& l = *s_->in[k];
-            if (l.q.read_available() == 0) continue;
-            if (best < 0 || l.q.front().arrival.time < s_->in[best]->q.front().arrival.time)
-                best = k;
+            if (l.empty()) continue;
+            if (best < 0 || l.front().arrival.time < s_->in[best]->front().arrival.time) best = k;
         }
         return best;
     };

@@ -21,19 +21,19 @@
 #include <ctime>
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <boost/lockfree/spsc_queue.hpp>
 #include <tbb/cache_aligned_allocator.h>
 #include <tbb/scalable_allocator.h>
 
 #include <hcube/config.hpp>
 #include <hcube/report.hpp>
 
-namespace hcube::detail {
+#include "link.hpp"
 
-inline constexpr std::size_t cache_line = 64;
+namespace hcube::detail {
 
 // Heap payloads come from oneTBB's scalable allocator (per-thread pools, no
 // global lock across thousands of node threads). It is not instrumented, so a
@@ -90,73 +90,28 @@ inline void futex_wake(std::atomic<std::uint32_t>& word, int waiters = 1) noexce
     futex(word, FUTEX_WAKE_PRIVATE, std::uint32_t(waiters), nullptr);
 }
 
-// A point on both virtual clocks: time under the configured cost model and the
-// same critical path counted in steps (t_s = 1, t_w = 0).
-struct vclock {
-    double time = 0;
-    std::int64_t steps = 0;
+// The parking protocol (node.cpp, wait_until) is a Dekker pair: the waker
+// publishes and then reads `waiting`, the parker stores `waiting` and then
+// re-reads what it waits for; each needs a full barrier between its store and
+// its load. When threads <= cores, a message's waker is on the critical path of
+// a spinning peer and parks are rare, so the whole barrier can move to the
+// parker: membarrier(2) makes every running thread of the process execute a
+// full barrier (a descheduled one had one at its context switch). Each waker's
+// barrier then falls either before its load of `waiting`, which so sees true,
+// or after its publish, which the parker's re-check so sees. Wakers keep only a
+// compiler barrier. Used when the kernel offers it (Linux >= 4.14).
+inline bool heavy_barrier_available() noexcept {
+    static const bool available = [] {
+        const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+        return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+               syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+    }();
+    return available;
+}
 
-    friend vclock max(vclock a, vclock b) noexcept {
-        return {a.time > b.time ? a.time : b.time, a.steps > b.steps ? a.steps : b.steps};
-    }
-    friend vclock operator+(vclock a, vclock b) noexcept {
-        return {a.time + b.time, a.steps + b.steps};
-    }
-    friend vclock operator-(vclock a, vclock b) noexcept {
-        return {a.time - b.time, a.steps - b.steps};
-    }
-};
-
-enum class payload : std::uint8_t {
-    inline_bytes, // in the descriptor itself
-    heap,         // a scalable_malloc'd copy the receiver frees
-    borrowed,     // the sender's own buffer; the sender waits until it is consumed
-};
-
-// One message in a link: exactly one cache line.
-struct descriptor {
-    static constexpr std::size_t inline_capacity = 40;
-
-    vclock arrival;          // when the last word arrives at the receiver
-    std::uint32_t bytes = 0; // payload size
-    std::uint16_t elem = 0;  // element size of the sender's type
-    payload kind = payload::inline_bytes;
-    union {
-        unsigned char data[inline_capacity];
-        const void* ptr;
-    };
-
-    descriptor() noexcept
-        : ptr(nullptr) {}
-    const void* bytes_ptr() const noexcept { return kind == payload::inline_bytes ? data : ptr; }
-};
-static_assert(sizeof(descriptor) == cache_line);
-
-// A directed link x -> x ^ 2^k: a bounded SPSC ring of descriptors.
-//
-// Memory ordering: the ring's own indices carry the payload (push is a release
-// store of the write index, pop an acquire load), so a descriptor's contents and
-// whatever its pointer refers to are visible to the consumer. `consumed` is the
-// consumer's count of fully processed descriptors, stored with release after the
-// payload was copied out, so a producer that acquires it may reuse a borrowed
-// buffer or count a synchronous send as delivered.
-//
-// `reading` guards borrowed buffers when a run is cancelled: the consumer sets
-// it (seq_cst) before copying from a borrowed buffer and then checks for
-// cancellation; an owner unwinding after the cancel flag was set waits while it
-// is true. So a receiver either saw the cancel and never touches the buffer, or
-// the owner sees it reading and waits for the (bounded) copy to end.
-struct alignas(cache_line) link {
-    using ring = boost::lockfree::spsc_queue<
-        descriptor, boost::lockfree::allocator<tbb::cache_aligned_allocator<descriptor>>>;
-
-    explicit link(std::size_t capacity)
-        : q(capacity) {}
-
-    ring q;
-    alignas(cache_line) std::atomic<std::uint64_t> consumed{0};
-    std::atomic<bool> reading{false};
-};
+inline void heavy_barrier() noexcept {
+    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
 
 // What a parked node waits for, kept for the deadlock report.
 struct wait_info {
@@ -184,13 +139,18 @@ struct routed_message {
 
 struct machine_state;
 
+// A node's own heap memory, on cache lines of its own: small vectors of
+// neighbouring nodes would otherwise share lines, and every send writes them.
+template <class T>
+using owned = std::vector<T, tbb::cache_aligned_allocator<T>>;
+
 // Everything one node owns. Hot fields first; the doorbell has its own line
 // because other nodes write it.
 struct alignas(cache_line) node_state {
     // Doorbell: bumped by whoever makes something this node may wait for true.
     std::atomic<std::uint32_t> bell{0};
-    // Set (then a seq_cst fence) before the final re-check and park; wakers fence
-    // and ring only when they see it, so an idle receiver costs no syscall.
+    // Set (then the park barrier) before the final re-check and park; wakers
+    // ring only when they see it, so an idle receiver costs no syscall.
     std::atomic<bool> waiting{false};
 
     // For the deadlock watchdog: `parked` is published (release) after the last
@@ -204,13 +164,12 @@ struct alignas(cache_line) node_state {
 
     // Owner-only from here on.
     alignas(cache_line) vclock clock;
-    std::vector<vclock> send_port;     // one per port: 1 (single-port) or d (all-port)
-    vclock recv_port;                  // single-port only (see charge_receive)
-    std::vector<link*> out;            // out[k]: this -> this ^ 2^k
-    std::vector<link*> in;             // in[k]: this ^ 2^k -> this
-    std::vector<std::uint64_t> pushed; // descriptors pushed per out link
-    std::vector<link_stats> sent;      // direct traffic per out link
-    std::vector<trace_record> trace;
+    owned<vclock> send_port; // one per port: 1 (single-port) or d (all-port)
+    vclock recv_port;        // single-port only (see charge_receive)
+    owned<link*> out;        // out[k]: this -> this ^ 2^k
+    owned<link*> in;         // in[k]: this ^ 2^k -> this
+    owned<link_stats> sent;  // direct traffic per out link
+    owned<trace_record> trace;
     std::exception_ptr error;
 
     // Routed messages addressed to this node, by source, in arrival order.
@@ -235,7 +194,8 @@ struct router_state {
 struct machine_state {
     config cfg;
     int p = 1;
-    bool spin = false; // threads <= cores: spin briefly before parking
+    bool spin = false;       // threads <= cores: spin briefly before parking
+    bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
     std::vector<std::unique_ptr<link>> links; // index from * d + k
     std::unique_ptr<node_state[]> nodes;
@@ -257,17 +217,30 @@ struct machine_state {
         return cfg.ports == port_model::all_port ? std::size_t(k) : 0;
     }
     vclock message_duration(std::size_t bytes, std::size_t elem) const {
+        // t_w = 0 (the default: virtual time counts steps): skip the division.
+        if (cfg.cost.t_w == 0) return {cfg.cost.t_s, 1};
         return {cfg.cost.message_time(cfg.cost.words(bytes, elem)), 1};
     }
 
     // Wakes `n` if it is about to park or parked. Call after publishing whatever
-    // it waits for; the fence pairs with the one in node_state's wait.
-    static void wake(node_state& n) noexcept {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
+    // it waits for; the barrier pairs with park_barrier() in wait_until.
+    void wake(node_state& n) const noexcept {
+        if (asymmetric)
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+        else
+            std::atomic_thread_fence(std::memory_order_seq_cst);
         if (n.waiting.load(std::memory_order_relaxed)) {
             n.bell.fetch_add(1, std::memory_order_release);
             futex_wake(n.bell);
         }
+    }
+    // The parker's half of the barrier pair, between waiting = true and the
+    // final re-check.
+    void park_barrier() const noexcept {
+        if (asymmetric)
+            heavy_barrier();
+        else
+            std::atomic_thread_fence(std::memory_order_seq_cst);
     }
     void cancel(int failed_node) noexcept;
 };

@@ -107,6 +107,32 @@ TEST_CASE("synchronous links expose a program that relies on eager buffering") {
     CHECK_NOTHROW(buffered.run(unsafe));
 }
 
+TEST_CASE("a link holds exactly link_capacity messages; one more blocks the sender") {
+    // Both ends send n, then receive n: fine while n <= capacity (the ring
+    // rounds its slots up to a power of two but must not use the extra ones).
+    for (std::size_t capacity : {1, 2, 3, 5}) {
+        config c = cfg(1);
+        c.link_capacity = capacity;
+        machine m(c);
+        const auto send_then_recv = [](int n) {
+            return [n](node& me) {
+                for (int i = 0; i < n; ++i)
+                    me.send(0, std::span(&i, 1));
+                for (int i = 0; i < n; ++i) {
+                    int got = -1;
+                    me.recv(0, std::span(&got, 1));
+                    if (got != i) throw std::runtime_error("out of order");
+                }
+            };
+        };
+        CHECK_NOTHROW(m.run(send_then_recv(int(capacity))));
+        CHECK_THROWS_WITH_AS(
+            m.run(send_then_recv(int(capacity) + 1)),
+            doctest::Contains("send on dim 0 to node 1 (4 bytes): the link is full"),
+            deadlock_error);
+    }
+}
+
 TEST_CASE("a full link blocks the sender; a receiver that never comes is a deadlock") {
     config c = cfg(1);
     c.link_capacity = 2;

@@ -1,0 +1,207 @@
+// A directed link x -> x ^ 2^k: a bounded single-producer single-consumer ring
+// of message descriptors. Private to emu/src.
+//
+// It follows rigtorp/SPSCQueue and Boost.Lockfree's spsc_queue (a power-of-two
+// ring, indices on their own cache lines, the producer caching the consumer's
+// index) with one change that matters for latency: the producer also writes a
+// sequence number into each slot, so a waiting consumer polls the slot it will
+// read next instead of a shared write index. A message then costs one cache
+// line moving from producer to consumer; spsc_queue moves three (write index,
+// slot, and read index back to the producer), which measured 3x a raw
+// cross-core flag ping-pong on the 2-core sandbox (docs/design.md, bench-runtime).
+//
+//   producer line  tail, head_cache, slots, mask, capacity     (written by the producer)
+//   consumer line  head, reading, slots, mask                   (written by the consumer)
+//   slots          one cache line each: seq + descriptor
+//
+// Memory ordering:
+// - slot.seq: the producer fills the descriptor, then stores seq = n + 1 with
+//   release; the consumer of message n loads it with acquire and compares, so
+//   the descriptor and whatever its pointer refers to are visible once it
+//   matches. 32 bits suffice: a slot's seq only ever holds n + 1 or
+//   n + 1 - size, and size < 2^32.
+// - head: the consumer stores it with release after it has copied the payload
+//   out of a message and is done with its slot; a producer that loads it with
+//   acquire may reuse those slots, reuse a borrowed buffer, or count a
+//   synchronous send as delivered (consumed()).
+// - head_cache is the producer's own stale copy of head: head only grows, so a
+//   stale copy only underestimates the free space, and the producer re-reads
+//   head only when the ring looks full.
+// - reading guards borrowed buffers when a run is cancelled: the consumer sets
+//   it (seq_cst) before copying from a borrowed buffer and then checks for
+//   cancellation; an owner unwinding after the cancel flag was set waits while
+//   it is true. So a receiver either saw the cancel and never touches the
+//   buffer, or the owner sees it reading and waits for the (bounded) copy.
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include <tbb/cache_aligned_allocator.h>
+
+namespace hcube::detail {
+
+inline constexpr std::size_t cache_line = 64;
+
+// A point on both virtual clocks: time under the configured cost model and the
+// same critical path counted in steps (t_s = 1, t_w = 0).
+struct vclock {
+    double time = 0;
+    std::int64_t steps = 0;
+
+    friend vclock max(vclock a, vclock b) noexcept {
+        return {a.time > b.time ? a.time : b.time, a.steps > b.steps ? a.steps : b.steps};
+    }
+    friend vclock operator+(vclock a, vclock b) noexcept {
+        return {a.time + b.time, a.steps + b.steps};
+    }
+    friend vclock operator-(vclock a, vclock b) noexcept {
+        return {a.time - b.time, a.steps - b.steps};
+    }
+};
+
+enum class payload : std::uint8_t {
+    inline_bytes, // in the descriptor itself
+    heap,         // a scalable_malloc'd copy the receiver frees
+    borrowed,     // the sender's own buffer; the sender waits until it is consumed
+};
+
+// One message. With its slot's sequence number it fills one cache line.
+struct descriptor {
+    static constexpr std::size_t inline_capacity = 32;
+
+    vclock arrival;          // when the last word arrives at the receiver
+    std::uint32_t bytes = 0; // payload size
+    std::uint16_t elem = 0;  // element size of the sender's type
+    payload kind = payload::inline_bytes;
+    union {
+        unsigned char data[inline_capacity];
+        const void* ptr;
+    };
+
+    descriptor() noexcept
+        : ptr(nullptr) {}
+
+    // Copies of n <= inline_capacity bytes in and out of `data`, inline: most
+    // messages of a latency-bound program are a few words, and a call to the
+    // C library's memcpy was a tenth of a hop. Fixed-size moves that may
+    // overlap cover every n without reading outside either buffer.
+    void store_inline(const void* from, std::size_t n) noexcept {
+        bytes_move(data, static_cast<const unsigned char*>(from), n);
+    }
+    void load_inline(void* to) const noexcept {
+        bytes_move(static_cast<unsigned char*>(to), data, bytes);
+    }
+
+private:
+    static void bytes_move(unsigned char* to, const unsigned char* from, std::size_t n) noexcept {
+        static_assert(inline_capacity <= 32);
+        const auto two = [&](std::size_t w) { // n in [w, 2w]
+            std::memcpy(to, from, w);
+            std::memcpy(to + n - w, from + n - w, w);
+        };
+        if (n >= 16)
+            two(16);
+        else if (n >= 8)
+            two(8);
+        else if (n >= 4)
+            two(4);
+        else
+            for (std::size_t i = 0; i < n; ++i)
+                to[i] = from[i];
+    }
+};
+
+class link {
+public:
+    // Holds up to `capacity` (>= 1) messages.
+    explicit link(std::size_t capacity)
+        : slots_(std::bit_ceil(capacity))
+        , producer_{slots_.data(), slots_.size() - 1, capacity}
+        , consumer_{slots_.data(), slots_.size() - 1} {}
+    link(const link&) = delete;
+    link& operator=(const link&) = delete;
+
+    // ---- producer ----
+
+    // True when a push would succeed; refreshes the cached head when needed.
+    bool writable() noexcept {
+        auto& p = producer_;
+        if (p.tail - p.head_cache < p.capacity) return true;
+        p.head_cache = consumer_.head.load(std::memory_order_acquire);
+        return p.tail - p.head_cache < p.capacity;
+    }
+
+    // Appends d if there is room; false when the link is full.
+    bool try_push(const descriptor& d) noexcept {
+        if (!writable()) return false;
+        auto& p = producer_;
+        slot& s = p.slots[p.tail & p.mask];
+        s.d = d;
+        ++p.tail;
+        s.seq.store(std::uint32_t(p.tail), std::memory_order_release);
+        return true;
+    }
+
+    // Messages pushed so far; message n (from 1) is delivered once consumed() >= n.
+    std::uint64_t pushed() const noexcept { return producer_.tail; }
+
+    // ---- consumer ----
+
+    bool empty() const noexcept {
+        const auto& c = consumer_;
+        const std::uint64_t h = c.head.load(std::memory_order_relaxed);
+        return c.slots[h & c.mask].seq.load(std::memory_order_acquire) != std::uint32_t(h + 1);
+    }
+
+    // The oldest message; only when !empty().
+    const descriptor& front() const noexcept {
+        const auto& c = consumer_;
+        return c.slots[c.head.load(std::memory_order_relaxed) & c.mask].d;
+    }
+
+    // Releases the front slot (and with it the message) to the producer.
+    void pop() noexcept {
+        auto& h = consumer_.head;
+        h.store(h.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
+
+    // ---- either side ----
+
+    std::uint64_t consumed() const noexcept {
+        return consumer_.head.load(std::memory_order_acquire);
+    }
+
+    std::atomic<bool>& reading() noexcept { return consumer_.reading; }
+
+private:
+    struct alignas(cache_line) slot {
+        std::atomic<std::uint32_t> seq{0};
+        descriptor d;
+    };
+    static_assert(sizeof(slot) == cache_line);
+
+    std::vector<slot, tbb::cache_aligned_allocator<slot>> slots_;
+    struct alignas(cache_line) producer_side {
+        slot* slots;
+        std::size_t mask;
+        std::uint64_t capacity;
+        std::uint64_t tail = 0;       // messages pushed
+        std::uint64_t head_cache = 0; // a lower bound of consumer_.head
+    };
+    struct alignas(cache_line) consumer_side {
+        slot* slots;
+        std::size_t mask;
+        std::atomic<std::uint64_t> head{0}; // messages consumed
+        std::atomic<bool> reading{false};
+    };
+    producer_side producer_;
+    consumer_side consumer_;
+};
+
+} // namespace hcube::detail
