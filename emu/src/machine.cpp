@@ -9,6 +9,9 @@
 #include <sstream>
 #include <system_error>
 
+#include <pthread.h>
+#include <sched.h>
+
 #include "state.hpp"
 
 namespace hcube {
@@ -26,6 +29,12 @@ constexpr auto watchdog_tick = std::chrono::milliseconds(10);
 constexpr int caller_spin_rounds = 2000;
 
 void worker(machine_state& m, int i) {
+    if (!m.cpu_of.empty()) {
+        cpu_set_t cpu;
+        CPU_ZERO(&cpu);
+        CPU_SET(m.cpu_of[i], &cpu);
+        pthread_setaffinity_np(pthread_self(), sizeof cpu, &cpu);
+    }
     std::uint32_t seen = 0;
     for (;;) {
         while (m.generation.load(std::memory_order_acquire) == seen)
@@ -49,6 +58,20 @@ void worker(machine_state& m, int i) {
             futex_wake(m.finished);
         }
     }
+}
+
+// The CPUs the calling thread may run on (at least one entry).
+std::vector<int> usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    std::vector<int> cpus;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    if (cpus.empty())
+        for (unsigned c = 0; c < std::max(1u, std::thread::hardware_concurrency()); ++c)
+            cpus.push_back(int(c));
+    return cpus;
 }
 
 void validate(const config& c) {
@@ -111,9 +134,10 @@ machine::machine(config cfg)
     machine_state& m = *state_;
     m.cfg = cfg;
     m.p = 1 << cfg.dim;
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    m.spin = unsigned(m.p) <= cores;
+    const std::vector<int> cpus = usable_cpus();
+    m.spin = std::size_t(m.p) <= cpus.size();
     m.asymmetric = m.spin && heavy_barrier_available();
+    if (m.spin && cfg.bind_to_cores) m.cpu_of.assign(cpus.begin(), cpus.begin() + m.p);
 
     const int d = cfg.dim;
     const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);

@@ -195,6 +195,7 @@ struct machine_state {
     config cfg;
     int p = 1;
     bool spin = false;       // threads <= cores: spin briefly before parking
+    std::vector<int> cpu_of; // node i's CPU when bound (config::bind_to_cores)
     bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
     std::vector<std::unique_ptr<link>> links; // index from * d + k

@@ -49,6 +49,11 @@ struct config {
     std::size_t eager_limit = 4096;
     // Record every message (sender, link, step, times, bytes) in the run report.
     bool trace = false;
+    // With no more nodes than CPUs this process may use (those the thread that
+    // constructs the machine may run on), bind node i to the i-th of them, as
+    // MPI binds ranks to cores: spinning nodes then never share a core or
+    // migrate. Ignored when nodes outnumber CPUs.
+    bool bind_to_cores = true;
     // A deadlock is reported once every unfinished node has been parked on an
     // unchanged wait for this long.
     std::chrono::milliseconds deadlock_grace{100};
