@@ -188,17 +188,24 @@ struct access {
                          "-cube");
     }
 
-    // Reserves the send port and builds the descriptor (payload copied inline or
-    // to the heap, or borrowed).
-    descriptor prepare(int k, const void* data, std::size_t bytes, std::size_t elem, bool borrow) {
+    // Sends on link k: waits while the link is full, then reserves the send
+    // port and fills the next slot in place (payload inline, on the heap, or
+    // borrowed) and publishes it. Returns the message's sequence number.
+    std::uint64_t post(int k, const void* data, std::size_t bytes, std::size_t elem, bool borrow) {
         if (bytes > std::numeric_limits<std::uint32_t>::max())
             fail(id, "message of " + std::to_string(bytes) + " bytes exceeds the 4 GiB limit");
+        link& l = *s.out[k];
+        const int peer = id ^ (1 << k);
+        if (!l.writable())
+            wait_until(m, s, [&] { return l.writable(); },
+                       {wait_info::send_full, k, peer, bytes, false});
+
         const vclock dur = m.message_duration(bytes, elem);
         vclock& port = s.send_port[m.port_index(k)];
         const vclock start = max(s.clock, port);
         port = start + dur;
 
-        descriptor d;
+        descriptor& d = l.back();
         d.arrival = start + dur;
         d.bytes = std::uint32_t(bytes);
         d.elem = std::uint16_t(elem);
@@ -209,31 +216,20 @@ struct access {
             d.kind = payload::borrowed;
             d.ptr = data;
         } else {
-            d.kind = payload::heap;
             void* copy = payload_alloc(bytes);
             if (!copy)
                 fail(id, "out of memory for a message of " + std::to_string(bytes) + " bytes");
             std::memcpy(copy, data, bytes);
+            d.kind = payload::heap;
             d.ptr = copy;
         }
+        l.publish();
+        m.wake(m.nodes[peer]);
+
         s.sent[k].messages += 1;
         s.sent[k].bytes += bytes;
         if (m.cfg.trace)
-            s.trace.push_back(
-                {id, id ^ (1 << k), k, start.steps, start.time, d.arrival.time, bytes});
-        return d;
-    }
-
-    // Pushes onto out link k, waiting while it is full; returns its sequence number.
-    std::uint64_t push(int k, const descriptor& d) {
-        link& l = *s.out[k];
-        const int peer = id ^ (1 << k);
-        if (!l.try_push(d)) {
-            wait_until(m, s, [&] { return l.writable(); },
-                       {wait_info::send_full, k, peer, d.bytes, false});
-            l.try_push(d);
-        }
-        m.wake(m.nodes[peer]);
+            s.trace.push_back({id, peer, k, start.steps, start.time, (start + dur).time, bytes});
         return l.pushed();
     }
 
@@ -241,7 +237,7 @@ struct access {
 
     void send(int k, const void* data, std::size_t bytes, std::size_t elem) {
         check_dim(k, "send");
-        const std::uint64_t seq = push(k, prepare(k, data, bytes, elem, false));
+        const std::uint64_t seq = post(k, data, bytes, elem, false);
         if (synchronous()) {
             pending_deliveries pending(m, s, id);
             pending.add(k, seq, false);
@@ -360,7 +356,7 @@ void exchange_on(access a, int k, const void* out, std::size_t bytes, std::size_
     a.check_dim(k, "exchange");
     const bool borrowed = a.borrow(bytes);
     pending_deliveries pending(a.m, a.s, a.id);
-    const std::uint64_t seq = a.push(k, a.prepare(k, out, bytes, elem, borrowed));
+    const std::uint64_t seq = a.post(k, out, bytes, elem, borrowed);
     if (borrowed || a.synchronous()) pending.add(k, seq, borrowed);
     receive(a);
     pending.wait_all();
@@ -397,8 +393,7 @@ void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) {
         const bool borrowed = a.borrow(ops[i].out.bytes);
         const std::uint64_t seq =
-            a.push(ops[i].dim, a.prepare(ops[i].dim, ops[i].out.data, ops[i].out.bytes,
-                                         ops[i].out.elem, borrowed));
+            a.post(ops[i].dim, ops[i].out.data, ops[i].out.bytes, ops[i].out.elem, borrowed);
         if (borrowed || a.synchronous()) pending.add(ops[i].dim, seq, borrowed);
     }
     // Receive in whatever order the messages come; virtual time is a max, so
