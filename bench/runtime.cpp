@@ -1,12 +1,17 @@
 // Runtime microbenchmarks (issue 2): every figure is printed next to its limit,
 // and every limit is computed from a baseline measured in the same run.
 //
-//   ping-pong      d = 1 link round trip vs a raw cross-core spin ping-pong (<= 2x)
-//                  and with threads > cores (8 threads, one active pair)
+//   ping-pong      d = 1 link round trip vs a raw cross-core spin ping-pong (<= 2x),
+//                  measured alternately so both see the same moments of a noisy
+//                  virtual machine; boost::lockfree::spsc_queue's own spin
+//                  ping-pong beside them (why links have their own ring:
+//                  docs/design.md); and with threads > cores (8 threads)
 //   bandwidth      exchange on one link and on all links vs memcpy of the same
 //                  bytes by as many threads as cores (>= 80%)
 //   step pattern   d = 12, one word on every dimension in turn, vs 12 x 4096
-//                  same-core futex hand-offs spread over the cores (<= 1.2x)
+//                  same-core futex hand-offs spread over the cores (<= 1.2x); the
+//                  pattern alone is a run with it minus an empty run, and a
+//                  context switch among 4096 threads is printed beside it
 //   run overhead   empty run() for d = 0..12 vs one wake-up of every thread (<= 2x)
 //
 // Output: CSV (metric,d,value,unit,limit,verdict) on stdout, or to --csv FILE
@@ -19,6 +24,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,11 +37,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <boost/lockfree/spsc_queue.hpp>
+
 #include <hcube/machine.hpp>
+
+#include "bench_args.hpp"
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
+using hcube::bench::median;
 
 // Baselines park on raw futexes, as the runtime does, so each limit is what
 // the kernel's primitives can do and not what a library wrapper adds.
@@ -57,8 +68,7 @@ double median_of(int reps, F f) {
     std::vector<double> v;
     for (int i = 0; i < reps; ++i)
         v.push_back(f());
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return median(std::move(v));
 }
 
 struct row {
@@ -120,29 +130,70 @@ void unpin() {
     pthread_setaffinity_np(pthread_self(), sizeof all, &all);
 }
 
-// Two threads bouncing a flag by spinning on CPUs 0 and 1: the floor of any
-// cross-core hand-off.
-double spin_round_trip_us(int iters) {
-    alignas(64) std::atomic<int> flag{0};
+// A ping-pong of `iters` round trips between this thread on CPU 0 and a peer
+// on CPU 1, both spinning: `serve` answers one message, `ask` sends one and
+// waits for the answer. Microseconds per round trip.
+template <class Serve, class Ask>
+double pinned_round_trip_us(int iters, Serve serve, Ask ask) {
     std::thread peer([&] {
         pin_to_cpu(1);
-        for (int i = 0; i < iters; ++i) {
-            while (flag.load(std::memory_order_acquire) != 1) {
-            }
-            flag.store(0, std::memory_order_release);
-        }
+        for (int i = 0; i < iters; ++i)
+            serve();
     });
     pin_to_cpu(0);
     const auto t0 = clock_type::now();
-    for (int i = 0; i < iters; ++i) {
-        flag.store(1, std::memory_order_release);
-        while (flag.load(std::memory_order_acquire) != 0) {
-        }
-    }
+    for (int i = 0; i < iters; ++i)
+        ask();
     const double s = seconds_since(t0);
     peer.join();
     unpin();
     return s / iters * 1e6;
+}
+
+// One flag bounced by spinning: the floor of any cross-core hand-off.
+double spin_round_trip_us(int iters) {
+    alignas(64) std::atomic<int> flag{0};
+    return pinned_round_trip_us(
+        iters,
+        [&] {
+            while (flag.load(std::memory_order_acquire) != 1) {
+            }
+            flag.store(0, std::memory_order_release);
+        },
+        [&] {
+            flag.store(1, std::memory_order_release);
+            while (flag.load(std::memory_order_acquire) != 0) {
+            }
+        });
+}
+
+// The same through two boost::lockfree::spsc_queue rings of one-cache-line
+// messages, spinning, no parking: the floor of the channel DESIGN.md first
+// named for links. Each hop moves its write index, a slot and its read index.
+double spsc_round_trip_us(int iters) {
+    struct alignas(64) message {
+        unsigned char bytes[64];
+    };
+    struct alignas(64) ring {
+        boost::lockfree::spsc_queue<message, boost::lockfree::capacity<16>> q;
+    };
+    const auto there = std::make_unique<ring>(), back = std::make_unique<ring>();
+    const auto relay = [](ring& from, ring& to) {
+        message m;
+        while (!from.q.pop(m)) {
+        }
+        while (!to.q.push(m)) {
+        }
+    };
+    return pinned_round_trip_us(
+        iters, [&] { relay(*there, *back); },
+        [&] {
+            while (!there->q.push(message{})) {
+            }
+            message m;
+            while (!back->q.pop(m)) {
+            }
+        });
 }
 
 // Two threads on one core handing a token back and forth through a futex.
@@ -207,27 +258,58 @@ double wake_all_us(int n, int reps) {
     return us;
 }
 
+// A context switch among n runnable threads (each yields `rounds` times),
+// microseconds of one core: what a hand-off costs once thousands of threads
+// take turns and their stacks and kernel state no longer stay in cache.
+double yield_switch_us(int n, int rounds, int cores) {
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i)
+        threads.emplace_back([&] {
+            while (!go.load(std::memory_order_acquire))
+                std::this_thread::yield();
+            for (int r = 0; r < rounds; ++r)
+                std::this_thread::yield();
+        });
+    const auto t0 = clock_type::now();
+    go.store(true, std::memory_order_release);
+    for (auto& t : threads)
+        t.join();
+    return seconds_since(t0) * cores / (double(n) * rounds) * 1e6;
+}
+
 // memcpy of `buffers` buffer pairs of `bytes` each, `reps` times, shared out
-// over `threads` threads, GB/s: the same bytes and the same working set as an
+// over `threads` threads: the same bytes and the same working set as an
 // exchange that moves `buffers` messages per round.
-double memcpy_gbps(std::size_t bytes, int buffers, int threads, int reps) {
-    std::vector<std::vector<char>> src(buffers, std::vector<char>(bytes, 1)),
-        dst(buffers, std::vector<char>(bytes, 2));
-    const double s = median_of(3, [&] {
+class memcpy_probe {
+public:
+    memcpy_probe(std::size_t bytes, int buffers, int threads, int reps)
+        : bytes_(bytes)
+        , threads_(threads)
+        , reps_(reps)
+        , src_(buffers, std::vector<char>(bytes, 1))
+        , dst_(buffers, std::vector<char>(bytes, 2)) {}
+
+    double gbps() {
+        const int buffers = int(src_.size());
         std::vector<std::thread> ts;
         const auto t0 = clock_type::now();
-        for (int t = 0; t < threads; ++t)
+        for (int t = 0; t < threads_; ++t)
             ts.emplace_back([&, t] {
-                for (int r = 0; r < reps; ++r)
-                    for (int b = t; b < buffers; b += threads)
-                        std::memcpy(dst[b].data(), src[b].data(), bytes);
+                for (int r = 0; r < reps_; ++r)
+                    for (int b = t; b < buffers; b += threads_)
+                        std::memcpy(dst_[b].data(), src_[b].data(), bytes_);
             });
         for (auto& t : ts)
             t.join();
-        return seconds_since(t0);
-    });
-    return double(bytes) * buffers * reps / s / 1e9;
-}
+        return double(bytes_) * buffers * reps_ / seconds_since(t0) / 1e9;
+    }
+
+private:
+    std::size_t bytes_;
+    int threads_, reps_;
+    std::vector<std::vector<char>> src_, dst_;
+};
 
 // ---- hcube measurements ---------------------------------------------------------
 
@@ -248,50 +330,60 @@ double hcube_round_trip_us(hcube::machine& m, int iters, bool all_pairs) {
     return r.wall_seconds / iters * 1e6;
 }
 
-// Exchange of `bytes` per link on `links` links of every node, GB/s of payload
-// moved. Buffers are allocated and touched before the timed runs.
-double hcube_exchange_gbps(int d, int links, std::size_t bytes, int reps) {
-    hcube::config c;
-    c.dim = d;
-    c.ports = hcube::port_model::all_port;
-    hcube::machine m(c);
-    const std::size_t n = bytes / sizeof(double);
-    const int p = 1 << d;
-    std::vector<std::vector<double>> out(std::size_t(p * links), std::vector<double>(n, 1.0)),
-        in(std::size_t(p * links), std::vector<double>(n, 0.0));
-    const auto once = [&] {
-        return m
-            .run([&](hcube::node& me) {
-                std::vector<hcube::transfer<double>> ops;
-                for (int k = 0; k < links; ++k) {
-                    const auto at = std::size_t(me.id() * links + k);
-                    ops.push_back({k, out[at], in[at]});
-                }
-                for (int r = 0; r < reps; ++r) {
-                    if (links == 1)
-                        me.exchange(0, ops[0].out, ops[0].in);
-                    else
-                        me.exchange_all(ops);
-                }
-            })
-            .wall_seconds;
-    };
-    once();
-    const double s = median_of(3, once);
-    return double(bytes) * links * p * reps / s / 1e9;
+// Exchange of `bytes` per link on `links` links of every node, `reps` times
+// per run. Buffers are allocated and touched, and the machine run once, before
+// any timed run.
+class exchange_probe {
+public:
+    exchange_probe(int d, int links, std::size_t bytes, int reps)
+        : m_(config(d))
+        , links_(links)
+        , reps_(reps)
+        , out_(std::size_t(links) << d, std::vector<double>(bytes / sizeof(double), 1.0))
+        , in_(out_.size(), std::vector<double>(bytes / sizeof(double), 0.0)) {
+        gbps();
+    }
+
+    // GB/s of payload moved.
+    double gbps() {
+        const double s = m_.run([&](hcube::node& me) {
+                               std::vector<hcube::transfer<double>> ops;
+                               for (int k = 0; k < links_; ++k) {
+                                   const auto at = std::size_t(me.id() * links_ + k);
+                                   ops.push_back({k, out_[at], in_[at]});
+                               }
+                               for (int r = 0; r < reps_; ++r) {
+                                   if (links_ == 1)
+                                       me.exchange(0, ops[0].out, ops[0].in);
+                                   else
+                                       me.exchange_all(ops);
+                               }
+                           }).wall_seconds;
+        return double(out_[0].size() * sizeof(double)) * double(out_.size()) * reps_ / s / 1e9;
+    }
+
+private:
+    static hcube::config config(int d) {
+        hcube::config c;
+        c.dim = d;
+        c.ports = hcube::port_model::all_port;
+        return c;
+    }
+    hcube::machine m_;
+    int links_, reps_;
+    std::vector<std::vector<double>> out_, in_;
+};
+
+void step_pattern(hcube::node& me) {
+    for (int k = 0; k < me.dim(); ++k) {
+        const int out = me.id();
+        int in = -1;
+        me.exchange(k, std::span(&out, 1), std::span(&in, 1));
+    }
 }
 
-double step_pattern_ms(hcube::machine& m) {
-    return median_of(5, [&] {
-        return m.run([](hcube::node& me) {
-                    for (int k = 0; k < me.dim(); ++k) {
-                        const int out = me.id();
-                        int in = -1;
-                        me.exchange(k, std::span(&out, 1), std::span(&in, 1));
-                    }
-                }).wall_seconds *
-               1e3;
-    });
+double run_ms(hcube::machine& m, const std::function<void(hcube::node&)>& program) {
+    return m.run(program).wall_seconds * 1e3;
 }
 
 } // namespace
@@ -314,15 +406,21 @@ int main(int argc, char** argv) {
     const int iters = quick ? 2000 : 20000;
     report out;
 
-    // Ping-pong.
-    const double spin = median_of(5, [&] { return spin_round_trip_us(iters); });
-    out.add({"raw spin round trip", 1, spin, "us", nan, true});
+    // Ping-pong, the baselines and the link taking turns.
     {
         hcube::config c;
         c.dim = 1;
         hcube::machine m(c);
-        const double rt = median_of(5, [&] { return hcube_round_trip_us(m, iters, false); });
-        out.add({"link round trip (threads <= cores)", 1, rt, "us", 2 * spin, true});
+        std::vector<double> spin, spsc, link;
+        for (int r = 0; r < 7; ++r) {
+            spin.push_back(spin_round_trip_us(iters));
+            spsc.push_back(spsc_round_trip_us(iters));
+            link.push_back(hcube_round_trip_us(m, iters, false));
+        }
+        out.add({"raw spin round trip", 1, median(spin), "us", nan, true});
+        out.add({"spsc_queue spin round trip", 1, median(spsc), "us", nan, true});
+        out.add(
+            {"link round trip (threads <= cores)", 1, median(link), "us", 2 * median(spin), true});
     }
     {
         hcube::config c;
@@ -336,34 +434,45 @@ int main(int argc, char** argv) {
                  true});
     }
 
-    // Bandwidth: one copy per byte, so exchange should approach memcpy.
+    // Bandwidth: one copy per byte, so exchange should approach memcpy. The two
+    // take turns, as in the ping-pong.
     const std::size_t big = quick ? (1u << 20) : (4u << 20);
     const int reps = quick ? 4 : 10;
-    {
-        const double mc = memcpy_gbps(big, 2, cores, reps);
-        out.add({"memcpy, same bytes as 1 link", 1, mc, "GB/s", nan, true});
-        out.add({"exchange bandwidth, 1 link", 1, hcube_exchange_gbps(1, 1, big, reps), "GB/s",
-                 0.8 * mc, false});
-    }
-    {
-        const int d = 3;
-        const double mc = memcpy_gbps(big, (1 << d) * d, cores, reps);
-        out.add({"memcpy, same bytes as all links", d, mc, "GB/s", nan, true});
-        out.add({"exchange_all bandwidth, all links", d, hcube_exchange_gbps(d, d, big, reps),
-                 "GB/s", 0.8 * mc, false});
-    }
+    const auto bandwidth = [&](int d, int links, const std::string& what) {
+        memcpy_probe copy(big, links << d, cores, reps);
+        exchange_probe exchange(d, links, big, reps);
+        std::vector<double> mc, ex;
+        for (int r = 0; r < 5; ++r) {
+            mc.push_back(copy.gbps());
+            ex.push_back(exchange.gbps());
+        }
+        out.add({"memcpy, same bytes as " + what, d, median(mc), "GB/s", nan, true});
+        out.add({(links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ") + what, d,
+                 median(ex), "GB/s", 0.8 * median(mc), false});
+    };
+    bandwidth(1, 1, "1 link");
+    bandwidth(3, 3, "all links");
 
     // d = 12 step pattern against same-core hand-offs spread over the cores.
     const double handoff = median_of(5, [&] { return same_core_handoff_us(iters); });
     out.add({"same-core futex hand-off", 0, handoff, "us", nan, true});
     const int dmax = 12;
+    out.add({"yield switch among 4096 threads", dmax,
+             yield_switch_us(1 << dmax, quick ? 20 : 100, cores), "us", nan, true});
     {
         hcube::config c;
         c.dim = dmax;
         hcube::machine m(c);
+        run_ms(m, [](hcube::node&) {});
+        std::vector<double> total, empty;
+        for (int r = 0; r < 7; ++r) {
+            total.push_back(run_ms(m, step_pattern));
+            empty.push_back(run_ms(m, [](hcube::node&) {}));
+        }
         const double baseline_ms = dmax * double(1 << dmax) * handoff / cores / 1e3;
-        out.add(
-            {"12-step exchange pattern", dmax, step_pattern_ms(m), "ms", 1.2 * baseline_ms, true});
+        out.add({"run with the 12-step pattern", dmax, median(total), "ms", nan, true});
+        out.add({"12-step exchange pattern alone", dmax, median(total) - median(empty), "ms",
+                 1.2 * baseline_ms, true});
     }
 
     // run() overhead on a warm machine.
