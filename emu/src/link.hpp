@@ -7,8 +7,9 @@
 // sequence number into each slot, so a waiting consumer polls the slot it will
 // read next instead of a shared write index. A message then costs one cache
 // line moving from producer to consumer; spsc_queue moves three (write index,
-// slot, and read index back to the producer), which measured 3x a raw
-// cross-core flag ping-pong on the 2-core sandbox (docs/design.md, bench-runtime).
+// slot, and read index back to the producer), and its bare ping-pong measured
+// about twice a raw cross-core flag's on the 2-core sandbox, the whole budget
+// of a link round trip (docs/design.md, bench-runtime).
 //
 //   producer line  tail, head_cache, slots, mask, capacity     (written by the producer)
 //   consumer line  head, reading, slots, mask                   (written by the consumer)
@@ -38,7 +39,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include <tbb/cache_aligned_allocator.h>
