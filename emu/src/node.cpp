@@ -55,8 +55,8 @@ void throw_if_cancelled(const machine_state& m) {
 // its data, passes its barrier, loads waiting (state.hpp: both barriers are
 // fences, or the parker's is a membarrier and the waker's free). At least one
 // of them sees the other's store, so either the re-check succeeds or the waker
-// rings the bell. The bell value is read before
-// the re-check, so a ring between re-check and futex wait makes the wait return.
+// rings the bell. The bell value is read before the re-check, so a ring between
+// re-check and futex wait makes the wait return.
 template <class Ready>
 void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& info) {
     if (ready()) return;
