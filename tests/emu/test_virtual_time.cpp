@@ -2,6 +2,10 @@
 // Cost of one message of m words: t_s + t_w m (seed 000, chapter 4 intro).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include <hcube/machine.hpp>
 #include <hcube/topology.hpp>
 
@@ -179,4 +183,115 @@ TEST_CASE("the run report counts messages and bytes per directed link, and trace
     CHECK(r.trace[1].start == 1);
     CHECK(r.summary().find("busiest link  0 -> 2 (dim 1): 2 messages, 32 bytes") !=
           std::string::npos);
+}
+
+namespace {
+
+// Nodes 1 and 2 each send node 0 four ints (t_s = 2, t_w = 3: 14 per message),
+// node 1 after computing for `delay_1`; node 0 takes both with recv_any only
+// once both are on its links, so it has a real choice. Returns the links in
+// the order node 0 got them and node 0's clock after each.
+struct recv_any_result {
+    std::vector<int> dims;
+    std::vector<double> clocks;
+};
+recv_any_result recv_any_from_two(port_model ports, double delay_1) {
+    machine m(cfg(2, ports, 2, 3));
+    std::atomic<int> sent{0};
+    recv_any_result got;
+    m.run([&](node& me) {
+        const std::vector<int> four(4, me.id());
+        if (me.id() == 1 || me.id() == 2) {
+            if (me.id() == 1) me.compute(delay_1);
+            me.send(me.id() == 1 ? 0 : 1, four); // buffered: on the link when it returns
+            ++sent;
+        } else if (me.id() == 0) {
+            while (sent.load() < 2)
+                std::this_thread::yield();
+            for (int i = 0; i < 2; ++i) {
+                const received<int> r = me.recv_any<int>();
+                CHECK(r.data == std::vector<int>(4, me.neighbor(r.dim)));
+                got.dims.push_back(r.dim);
+                got.clocks.push_back(me.clock());
+            }
+        }
+    });
+    return got;
+}
+
+} // namespace
+
+TEST_CASE("recv_any takes the earliest message in virtual time, not the lowest link") {
+    for (port_model ports : {port_model::single_port, port_model::all_port}) {
+        CAPTURE(ports);
+        // Node 1's message (dim 0) leaves at 50 and arrives at 64; node 2's
+        // (dim 1) arrives at 14.
+        const recv_any_result r = recv_any_from_two(ports, 50);
+        CHECK(r.dims == std::vector<int>{1, 0});
+        CHECK(r.clocks == std::vector<double>{14, 64});
+    }
+}
+
+TEST_CASE("recv_any's clock: the single-port receive port serializes two simultaneous arrivals") {
+    // Both arrive at 14: single-port receives the second in 14..28, all-port
+    // has a port per link.
+    const recv_any_result single = recv_any_from_two(port_model::single_port, 0);
+    CHECK(single.clocks == std::vector<double>{14, 28});
+    const recv_any_result all = recv_any_from_two(port_model::all_port, 0);
+    CHECK(all.clocks == std::vector<double>{14, 14});
+    for (const auto& r : {single, all}) {
+        std::vector<int> dims = r.dims;
+        std::sort(dims.begin(), dims.end());
+        CHECK(dims == std::vector<int>{0, 1});
+    }
+}
+
+// A small single-port program on a 2-cube, t_s = 2, t_w = 1 (message of m
+// ints: 2 + m), worked out by hand:
+//   node 0: sends 3 ints to 1 at 0 (arrives 5; its port is busy to 5, 1 step),
+//           then receives node 2's message: arrived 9, duration 4, so 5..9.
+//   node 1: receives at 5 (1 step), sends 1 int to 3 at 5, arriving 8 (2 steps).
+//   node 2: computes 5 (no step), sends 2 ints to 0 at 5, arriving 9 (1 step).
+//   node 3: receives at 8 (2 steps).
+TEST_CASE("the report's per-node times and steps and the trace's times, computed by hand") {
+    machine m(cfg(2, port_model::single_port, 2, 1));
+    m.set_trace(true);
+    const run_report r = m.run([](node& me) {
+        switch (me.id()) {
+        case 0:
+            me.send(0, std::vector<int>(3, 1));
+            (void)me.recv<int>(1);
+            break;
+        case 1:
+            (void)me.recv<int>(0);
+            me.send(1, std::vector<int>{2});
+            break;
+        case 2:
+            me.compute(5);
+            me.send(1, std::vector<int>(2, 3));
+            break;
+        default:
+            (void)me.recv<int>(1);
+        }
+    });
+    CHECK(r.node_time == std::vector<double>{9, 8, 9, 8});
+    CHECK(r.node_steps == std::vector<std::int64_t>{1, 2, 1, 2});
+    CHECK(r.virtual_time == 9);
+    CHECK(r.steps == 2);
+    REQUIRE(r.trace.size() == 3);
+    const auto check = [&](const trace_record& t, int from, int to, int dim, std::int64_t step,
+                           double start, double arrival, std::uint64_t bytes) {
+        CAPTURE(from);
+        CHECK(t.from == from);
+        CHECK(t.to == to);
+        CHECK(t.dim == dim);
+        CHECK(t.step == step);
+        CHECK(t.start == start);
+        CHECK(t.arrival == arrival);
+        CHECK(t.bytes == bytes);
+    };
+    // In (from, send order).
+    check(r.trace[0], 0, 1, 0, 0, 0, 5, 12);
+    check(r.trace[1], 1, 3, 1, 1, 5, 8, 4);
+    check(r.trace[2], 2, 0, 1, 0, 5, 9, 8);
 }
