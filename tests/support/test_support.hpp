@@ -27,10 +27,27 @@ struct mat2_product {
     }
 };
 
-// A distinct, non-trivial matrix for (node, index).
+// A distinct, non-trivial matrix for (node, index): U^a L^b with the shears
+// U = [1 1; 0 1], L = [1 0; 1 1], a = node + 1, b = i + 1, i.e. [1+ab a; b 1].
+// Its determinant is 1, so every product of inputs is invertible mod 2^32 and
+// never zero, and products in different orders stay different on every cube
+// the suites run (tests/reductions/misordered.cpp). Matrices with even
+// determinants, which these replaced, multiplied to the zero matrix at p = 128.
 inline mat2 mat2_for(int node, std::size_t i) {
-    const auto s = std::uint32_t(node * 7919 + i * 104729 + 1);
-    return {s % 5 + 1, (s / 5) % 3, (s / 15) % 3, (s / 45) % 5 + 1};
+    const auto a = std::uint32_t(node) + 1, b = std::uint32_t(i) + 1;
+    return {1 + a * b, a, b, 1};
+}
+
+// The binary-reflected Gray code G and its inverse (prefix XOR of the bits),
+// written out so that expectations need not use lib/topology.hpp's.
+constexpr std::uint64_t gray_code(std::uint64_t x) noexcept {
+    return x ^ (x >> 1);
+}
+constexpr std::uint64_t gray_code_inverse(std::uint64_t g) noexcept {
+    std::uint64_t x = 0;
+    for (; g; g >>= 1)
+        x ^= g;
+    return x;
 }
 
 // A struct element type for the "several types" requirement.
