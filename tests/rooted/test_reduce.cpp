@@ -90,23 +90,34 @@ TEST_CASE("reduce binomial follows Alg. 4.3: lowest dimension first, towards the
 }
 
 TEST_CASE("reduce automatic takes the cheaper of Eq. 4.1 and Eq. 4.13 (Table 4.1)") {
+    // automatic weighs Eq. 4.1, 4 (7 + 3 m) on 16 nodes, against the bound
+    // 56 + 3 W of the split algorithm (cost::split_rooted), W its words on the
+    // critical chain. Worked by hand for m < 16 (every block 0 or 1 word):
+    // W = sum over dimensions j of min(m, 2^j) plus the words of the half the
+    // root's side sends, [2^j, 2^(j+1)) & [0, m) when bit j of the root is 0,
+    // [0, 2^j) & [0, m) when it is 1. Root 0: W = (m - 1) + sum min(m, 2^j), so
+    // m = 7: 6 + 14 = 20, 116 > 112, binomial; m = 8: 7 + 15, 122 < 124, split.
+    // Root 9 = 1001b, m = 8: (1 + 2 + 4 + 8) + 15 = 30, 146 > 124, binomial.
+    // m = 100 (blocks of 6 and 7 words): W = 180 + 11 + 3 (root 0) or + 7
+    // (root 9), 638 and 650 against 1228: split.
+    struct case_ {
+        std::size_t m;
+        int root;
+        bool split;
+    };
+    const case_ cases[] = {{1, 0, false},   {1, 9, false},  {2, 0, false},  {7, 0, false},
+                           {8, 0, true},    {8, 9, false},  {100, 0, true}, {100, 9, true},
+                           {1000, 0, true}, {1000, 9, true}};
     machine mc(test::cfg(4, port_model::single_port, t_s, t_w));
-    int split_runs = 0;
-    for (std::size_t m : {std::size_t(1), std::size_t(2), std::size_t(100), std::size_t(1000)})
-        for (int root : {0, 9}) {
-            CAPTURE(m);
-            CAPTURE(root);
-            const double bin = formula(reduce_algo::binomial, 4, m, root);
-            const double split = formula(reduce_algo::reduce_scatter_gather, 4, m, root);
-            run_report r;
-            CHECK(reduce_once<test::mat2>(mc, m, root, reduce_algo::automatic, r));
-            // automatic weighs Eq. 4.1 against the O(log p) bound split_rooted.
-            const bool split_chosen = cost::split_rooted(4, m, root, t_s, t_w) < bin;
-            CHECK(r.virtual_time == (split_chosen ? split : bin));
-            CHECK(r.steps == (split_chosen ? 8 : 4));
-            split_runs += split_chosen;
-        }
-    CHECK(split_runs == 4); // both sides of the cut-off were exercised
+    for (const auto& [m, root, split] : cases) {
+        CAPTURE(m);
+        CAPTURE(root);
+        run_report r;
+        CHECK(reduce_once<test::mat2>(mc, m, root, reduce_algo::automatic, r));
+        CHECK(r.virtual_time == (split ? formula(reduce_algo::reduce_scatter_gather, 4, m, root)
+                                       : 4 * (t_s + t_w * double(m))));
+        CHECK(r.steps == (split ? 8 : 4));
+    }
 }
 
 TEST_CASE("reduce with a root outside 0..p-1 is a usage error naming the node and the root") {
