@@ -53,6 +53,13 @@ void worker(machine_state& m, int i) {
         }
         inside_node_program = false;
         s.done.store(true, std::memory_order_release);
+        if (m.routes.used()) {
+            thread_local std::vector<int> woken;
+            m.routes.finish(i, woken);
+            for (const int n : woken)
+                m.wake(m.nodes[n]);
+        }
+        if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
         if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
             m.finished.store(1, std::memory_order_release);
             futex_wake(m.finished);
@@ -155,8 +162,6 @@ machine::machine(config cfg)
             s.in.push_back(&m.out_link(i ^ (1 << k), k));
         }
     }
-    m.router.busy.resize(std::size_t(m.p) * d);
-    m.router.traffic.resize(std::size_t(m.p) * d);
 
     m.threads.reserve(m.p);
     try {
@@ -275,10 +280,7 @@ std::vector<blocked_wait> blocked_nodes(machine_state& m, std::vector<std::uint6
             epochs[i] = 0;
             continue;
         }
-        const bool parked =
-            s.parked.load(std::memory_order_acquire) &&
-            s.bell.load(std::memory_order_acquire) == s.parked_bell.load(std::memory_order_relaxed);
-        if (!parked) {
+        if (!s.parked_unrung()) {
             all_blocked = false;
             return waits;
         }
@@ -301,14 +303,12 @@ run_report machine::run(const std::function<void(node&)>& program) {
         std::fill(s.sent.begin(), s.sent.end(), link_stats{});
         s.trace.clear();
         s.error = nullptr;
+        s.routed_seq = 0;
         s.parked.store(false, std::memory_order_relaxed);
         s.done.store(false, std::memory_order_relaxed);
     }
-    for (auto& b : m.router.busy)
-        b.clear();
-    std::fill(m.router.traffic.begin(), m.router.traffic.end(), link_stats{});
-    m.router.congestion.clear();
-    m.router.routed_messages = 0;
+    m.routes.reset(m.p, m.cfg.dim, m.cfg.trace);
+    m.active.store(m.p, std::memory_order_relaxed);
     m.cancelled.store(false, std::memory_order_relaxed);
     m.first_failure.store(-1, std::memory_order_relaxed);
     m.remaining.store(m.p, std::memory_order_relaxed);
@@ -387,16 +387,19 @@ run_report machine::run(const std::function<void(node&)>& program) {
         r.steps = std::max(r.steps, end.steps);
         for (int k = 0; k < m.cfg.dim; ++k) {
             link_stats& l = r.links[std::size_t(i) * m.cfg.dim + k];
-            const link_stats& routed = m.router.traffic[std::size_t(i) * m.cfg.dim + k];
+            const link_stats& routed = m.routes.traffic()[std::size_t(i) * m.cfg.dim + k];
             l.messages = s.sent[k].messages + routed.messages;
             l.bytes = s.sent[k].bytes + routed.bytes;
             r.messages += l.messages;
             r.bytes += l.bytes;
         }
-        r.trace.insert(r.trace.end(), s.trace.begin(), s.trace.end());
     }
-    r.routed_messages = m.router.routed_messages;
-    r.congestion = m.router.congestion;
+    for (const auto& fix : m.routes.trace_fixes())
+        m.nodes[fix.node].trace[fix.index].arrival = fix.arrival;
+    for (int i = 0; i < m.p; ++i)
+        r.trace.insert(r.trace.end(), m.nodes[i].trace.begin(), m.nodes[i].trace.end());
+    r.routed_messages = m.routes.messages();
+    r.congestion = m.routes.congestion();
     return r;
 }
 

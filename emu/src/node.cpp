@@ -47,6 +47,47 @@ void throw_if_cancelled(const machine_state& m) {
     if (m.cancelled.load(std::memory_order_acquire)) throw run_cancelled{};
 }
 
+// Wakes the destinations of routed messages the router just placed.
+void wake_all(const machine_state& m, std::vector<int>& woken) {
+    for (const int n : woken)
+        m.wake(m.nodes[n]);
+    woken.clear();
+}
+
+// The smallest key this node can still give a routed message (router.hpp):
+// max(clock, its earliest free send port), and, while it waits for a routed
+// message not yet placed, that message's earliest arrival.
+void publish_routed_bound(machine_state& m, node_state& s, const routed_message* awaited) {
+    vclock port = s.send_port.front();
+    for (const vclock& q : s.send_port)
+        port = {std::min(port.time, q.time), std::min(port.steps, q.steps)};
+    vclock bound = max(s.clock, port);
+    if (awaited) bound = max(bound, awaited->wanted + awaited->duration);
+    thread_local std::vector<int> woken;
+    m.routes.publish(int(&s - m.nodes.get()), s.routed_seq, bound, woken);
+    wake_all(m, woken);
+}
+
+} // namespace
+
+// Called by the node whose park or finish left no node active: if every
+// unfinished node is really parked (none rung on its way down), no routed bound
+// can rise any more, so the router places the next message anyway (router.hpp),
+// until a placement wakes someone or nothing is left.
+void detail::place_when_all_parked(machine_state& m) {
+    thread_local std::vector<int> woken;
+    const auto all_parked = [&] {
+        for (int i = 0; i < m.p; ++i)
+            if (!m.nodes[i].done.load(std::memory_order_acquire) && !m.nodes[i].parked_unrung())
+                return false;
+        return true;
+    };
+    while (all_parked() && m.routes.force(woken))
+        wake_all(m, woken);
+}
+
+namespace {
+
 // Blocks until ready() holds: a bounded spin (only when threads <= cores), a
 // few yields, then park on the doorbell.
 //
@@ -87,7 +128,10 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         s.parked_bell.store(seq, std::memory_order_relaxed);
         s.park_epoch.fetch_add(1, std::memory_order_relaxed);
         s.parked.store(true, std::memory_order_release);
+        if (m.routes.used()) publish_routed_bound(m, s, nullptr);
+        if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
         futex_wait(s.bell, seq);
+        m.active.fetch_add(1, std::memory_order_relaxed);
         s.parked.store(false, std::memory_order_relaxed);
         s.waiting.store(false, std::memory_order_relaxed);
         if (ready()) return;
@@ -446,8 +490,12 @@ int node::recv_any_link(sink in) {
     return k;
 }
 
-// ---- the E-cube router ------------------------------------------------------
+// ---- the E-cube router (router.hpp) ------------------------------------------
 
+// The sender's half: the message wants to start at max(clock, port) and holds
+// the port for t_s + t_w m from then, whatever congestion later does to its
+// arrival (the router buffers it where it waits), so the sender never waits
+// for the router.
 void node::send_routed_bytes(int dest, bytes_view out) {
     machine_state& m = *m_;
     const int p = 1 << dim_;
@@ -456,60 +504,41 @@ void node::send_routed_bytes(int dest, bytes_view out) {
                       std::to_string(p - 1));
     if (dest == id_) fail(id_, "send_routed to itself; routed messages go to other nodes");
 
-    const std::vector<int> path = ecube_path(node_id(id_), node_id(dest));
     const vclock dur = m.message_duration(out.bytes, out.elem);
-    vclock& port = s_->send_port[m.port_index(path.front())];
-    vclock start = max(s_->clock, port);
-    {
-        // Cut-through: the message holds every link of its path for the same
-        // interval; start at the earliest time all of them are free.
-        router_state& r = m.router;
-        std::lock_guard lock(r.mu);
-        const double wanted = start.time;
-        for (bool moved = true; moved;) {
-            moved = false;
-            int x = id_;
-            for (int k : path) {
-                for (const auto& busy : r.busy[std::size_t(x) * dim_ + k]) {
-                    if (busy.begin < start.time + dur.time && start.time < busy.end &&
-                        dur.time > 0) {
-                        r.congestion.push_back({x, k, id_, dest, wanted, busy.end});
-                        start.time = busy.end;
-                        moved = true;
-                    }
-                }
-                x ^= 1 << k;
-            }
-        }
-        int x = id_;
-        for (int k : path) {
-            const std::size_t l = std::size_t(x) * dim_ + k;
-            if (dur.time > 0) r.busy[l].push_back({start.time, start.time + dur.time});
-            r.traffic[l].messages += 1;
-            r.traffic[l].bytes += out.bytes;
-            x ^= 1 << k;
-        }
-        r.routed_messages += 1;
-    }
+    vclock& port = s_->send_port[m.port_index(std::countr_zero(unsigned(id_ ^ dest)))];
+    const vclock start = max(s_->clock, port);
     port = start + dur;
 
-    routed_message msg{id_, start + dur, dur, std::uint16_t(out.elem),
-                       std::vector<unsigned char>(out.bytes)};
-    if (out.bytes) std::memcpy(msg.data.data(), out.data, out.bytes);
-    if (m.cfg.trace)
-        s_->trace.push_back({id_, dest, -1, start.steps, start.time, msg.arrival.time, out.bytes});
+    std::vector<unsigned char> data(out.bytes);
+    if (out.bytes) std::memcpy(data.data(), out.data, out.bytes);
+    if (m.cfg.trace) // the arrival is filled in when the router places it
+        s_->trace.push_back({id_, dest, -1, start.steps, start.time, start.time, out.bytes});
     node_state& d = m.nodes[dest];
+    routed_message* msg;
     {
         std::lock_guard lock(d.routed_mu);
-        d.routed_inbox[id_].push_back(std::move(msg));
+        msg = &d.routed_inbox[id_].emplace_back();
+        msg->source = id_;
+        msg->dest = dest;
+        msg->seq = s_->routed_seq++;
+        msg->wanted = start;
+        msg->duration = dur;
+        msg->trace = s_->trace.size() - 1;
+        msg->elem = out.elem;
+        msg->data = std::move(data);
     }
     m.wake(d);
+    thread_local std::vector<int> woken;
+    m.routes.submit(*msg, max(s_->clock, port), woken);
+    wake_all(m, woken);
 }
 
 namespace {
 
-// Waits for the next routed message from `source` and hands it to `consume`
-// under the inbox lock; pops it only if consume returns.
+// Waits for the next routed message from `source` to be placed and hands it to
+// `consume` under the inbox lock; pops it only if consume returns. Before each
+// wait the node tells the router it can send nothing before that message
+// arrives, which is what lets the router place it (router.hpp).
 template <class Consume>
 void take_routed(machine_state& m, node_state& s, int id, int source, std::size_t expect,
                  bool exact, Consume consume) {
@@ -517,12 +546,31 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
     if (source < 0 || source >= p || source == id)
         fail(id, "recv_routed from node " + std::to_string(source) +
                      (source == id ? ", itself" : ", outside 0.." + std::to_string(p - 1)));
-    const auto has_message = [&] {
+    const auto front = [&]() -> const routed_message* {
         std::lock_guard lock(s.routed_mu);
         const auto it = s.routed_inbox.find(source);
-        return it != s.routed_inbox.end() && !it->second.empty();
+        return it == s.routed_inbox.end() || it->second.empty() ? nullptr : &it->second.front();
     };
-    wait_until(m, s, has_message, {wait_info::routed, -1, source, expect, exact});
+    const wait_info info{wait_info::routed, -1, source, expect, exact};
+    bool announced = false;
+    const routed_message* awaited = nullptr;
+    for (;;) {
+        const routed_message* msg = front();
+        if (msg && msg->ready.load(std::memory_order_acquire)) break;
+        if (!announced || msg != awaited) {
+            if (msg || m.routes.used()) publish_routed_bound(m, s, msg);
+            announced = true;
+            awaited = msg;
+            continue;
+        }
+        wait_until(
+            m, s,
+            [&] {
+                const routed_message* f = front();
+                return f != awaited || (f && f->ready.load(std::memory_order_acquire));
+            },
+            info);
+    }
 
     vclock arrival, dur;
     {

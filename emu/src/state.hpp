@@ -33,6 +33,7 @@
 #include <hcube/report.hpp>
 
 #include "link.hpp"
+#include "router.hpp"
 
 namespace hcube::detail {
 
@@ -152,14 +153,6 @@ struct byte_sink {
     std::size_t elem;
 };
 
-struct routed_message {
-    int source;
-    vclock arrival;
-    vclock duration;
-    std::uint16_t elem;
-    std::vector<unsigned char> data;
-};
-
 struct machine_state;
 
 // Everything one node owns. Hot fields first; the doorbell has its own line
@@ -180,6 +173,12 @@ struct alignas(cache_line) node_state {
     std::atomic<bool> done{true};
     wait_info waiting_for;
 
+    // Parked, and nobody rang since the last re-check failed.
+    bool parked_unrung() const noexcept {
+        return parked.load(std::memory_order_acquire) &&
+               bell.load(std::memory_order_acquire) == parked_bell.load(std::memory_order_relaxed);
+    }
+
     // Owner-only from here on.
     alignas(cache_line) vclock clock;
     owned<vclock> send_port; // one per port: 1 (single-port) or d (all-port)
@@ -189,24 +188,11 @@ struct alignas(cache_line) node_state {
     owned<link_stats> sent;  // direct traffic per out link
     owned<trace_record> trace;
     std::exception_ptr error;
+    std::uint64_t routed_seq = 0; // routed messages sent this run: the next one's tie-break
 
-    // Routed messages addressed to this node, by source, in arrival order.
+    // Routed messages addressed to this node, by source, in send order.
     std::mutex routed_mu;
     std::map<int, std::deque<routed_message>> routed_inbox;
-};
-
-// The E-cube router's view of every directed link: busy intervals in virtual
-// time (for congestion) and routed traffic counters. One lock: routed traffic is
-// for teaching and correctness, not the fast path.
-struct router_state {
-    struct interval {
-        double begin, end;
-    };
-    std::mutex mu;
-    std::vector<std::vector<interval>> busy; // per link, index from * d + k
-    std::vector<link_stats> traffic;
-    std::vector<congestion_event> congestion;
-    std::uint64_t routed_messages = 0;
 };
 
 struct machine_state {
@@ -218,7 +204,10 @@ struct machine_state {
 
     std::vector<std::unique_ptr<link>> links; // index from * d + k
     std::unique_ptr<node_state[]> nodes;
-    router_state router;
+    router routes;
+    // Nodes neither parked nor finished. The node that brings it to 0 checks
+    // whether the whole machine is parked (router.hpp: force).
+    std::atomic<int> active{0};
 
     // Run control.
     const std::function<void(node&)>* program = nullptr;
@@ -263,6 +252,9 @@ struct machine_state {
     }
     void cancel(int failed_node) noexcept;
 };
+
+// Called by the node that left no node active (node.cpp).
+void place_when_all_parked(machine_state& m);
 
 // Thrown inside a node program when its run was cancelled; never escapes run().
 struct run_cancelled {};

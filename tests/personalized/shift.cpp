@@ -186,13 +186,47 @@ TEST_CASE("shift ecube, node ids (Eq. 4.12, Problem 4.22): t_s + t_w m, congesti
     }
 }
 
+namespace {
+
+// The router's rule replayed by brute force for one step in which every node
+// sends one message at t = 0: messages are placed in source order, each at the
+// earliest time its whole E-cube path is free for `once` (no pruning, no
+// queues: an independent reference). Returns the latest arrival.
+double ecube_gray_reference(int d, long long q, double once) {
+    const long long p = 1LL << d;
+    std::vector<std::vector<std::pair<double, double>>> busy(std::size_t(p) * d);
+    double latest = 0;
+    for (long long src = 0; src < p; ++src) {
+        const auto dest =
+            (long long)node_at(std::size_t(p), (long long)gray_inverse(node_id(src)) + q, true);
+        if (dest == src) continue;
+        std::vector<std::size_t> path;
+        for (int k = 0, x = int(src); k < d; ++k)
+            if (((src ^ dest) >> k) & 1) path.push_back(std::size_t(x) * d + k), x ^= 1 << k;
+        double g = 0;
+        for (bool moved = true; moved;) {
+            moved = false;
+            for (std::size_t l : path)
+                for (auto [b, e] : busy[l])
+                    if (b < g + once && g < e) g = e, moved = true;
+        }
+        for (std::size_t l : path)
+            busy[l].push_back({g, g + once});
+        latest = std::max(latest, g + once);
+    }
+    return latest;
+}
+
+} // namespace
+
 TEST_CASE("shift ecube on the Gray-code array: two paths share a link unless q = +-2^b") {
     // gray(r) -> gray(r + q) is not a q-shift of node ids, so Problem 4.22 does
     // not apply. q = 3 on 8 nodes: position 0 (000 -> 010) and position 1
     // (001 -> 000 -> 010 -> 110 by E-cube) both cross the link 000 -> 010.
-    // The router serves the paths that meet on a link one after the other, in
-    // the order they reach it (greedy over the conflict graph, whose degree is
-    // at most 3 for d <= 10): at least 2 and at most 4 message times.
+    // Paths that meet on a link are served in virtual-time order, the lower
+    // source first (all start at 0 here), so each (d, q) has one virtual time:
+    // the reference's, between 2 and 4 message times when paths meet. Steps are
+    // the same critical path in messages.
     const double t_s = 4, t_w = 1, once = t_s + 2 * t_w;
     for (int d = 1; d <= 6; ++d) {
         machine mach(test::cfg(d, port_model::single_port, t_s, t_w));
@@ -203,15 +237,20 @@ TEST_CASE("shift ecube on the Gray-code array: two paths share a link unless q =
             INFO("d=", d, " q=", q, " load=", load);
             CHECK(r.max_link_messages() == std::uint64_t(load));
             CHECK(r.congestion.empty() == (load == 1));
+            CHECK(r.virtual_time == ecube_gray_reference(d, q, once));
+            CHECK(double(r.steps) == r.virtual_time / once);
             CHECK(r.virtual_time >= cost::shift_ecube_time(t_s, t_w, d, 2, q, true));
             CHECK(r.virtual_time <= (load == 1 ? 1 : 4) * once);
         }
     }
-    // The example above: two disjoint conflicting pairs, so exactly 2 message times.
+    // The example above: two disjoint conflicting pairs, so exactly 2 message
+    // times and 2 steps (`hcube run shift --algo ecube --ring gray --dim 3
+    // --shift 3`), one delayed message per pair.
     machine mach(test::cfg(3, port_model::single_port, t_s, t_w));
     const run_report r = check<std::int32_t>(mach, 2, 3, {shift_algo::ecube, true});
     CHECK(r.congestion.size() == 2);
     CHECK(r.virtual_time == 2 * once);
+    CHECK(r.steps == 2);
 }
 
 TEST_CASE("shift gray, Figure 4.23: a 5-shift on 8 nodes is a 4-shift then a 1-shift") {
