@@ -1,8 +1,13 @@
 #include <hcube/catalog.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <sstream>
+
+#include <unistd.h>
+
+#include <hcube/cost/rooted.hpp>
 
 namespace hcube {
 
@@ -56,19 +61,106 @@ const algorithm_entry* catalog::find(std::string_view op, std::string_view algo)
     return nullptr;
 }
 
+namespace {
+
+// p with the entry's option defaults filled in, as the entry sees it.
+run_params with_defaults(const algorithm_entry& e, run_params p) {
+    p.algo = e.algo;
+    for (const auto& o : e.options)
+        p.options.try_emplace(o.name, o.fallback);
+    return p;
+}
+
+// Bytes in binary units, e.g. "1.5 GiB".
+std::string human_bytes(double bytes) {
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 6)
+        bytes /= 1024, ++u;
+    std::ostringstream os;
+    os.precision(u == 0 ? 0 : 1);
+    os << std::fixed << bytes << ' ' << units[u];
+    return os.str();
+}
+
+} // namespace
+
 const algorithm_entry* catalog::choose(const run_params& p) const {
+    // Every formula is linear in (t_s, t_w), so dividing both by a power of two
+    // keeps the order and the ties exactly, and keeps 1e308 finite.
+    run_params scaled = p;
+    if (const double top = std::max(p.cost.t_s, p.cost.t_w); top > 0 && std::isfinite(top)) {
+        const int e = std::ilogb(top);
+        scaled.cost.t_s = std::ldexp(p.cost.t_s, -e);
+        scaled.cost.t_w = std::ldexp(p.cost.t_w, -e);
+    }
     const algorithm_entry* best = nullptr;
     double best_time = std::numeric_limits<double>::infinity();
     for (const auto* e : algorithms(p.op)) {
-        run_params q = p;
-        q.algo = e->algo;
-        for (const auto& o : e->options)
-            q.options.try_emplace(o.name, o.fallback);
+        const run_params q = with_defaults(*e, scaled);
         if (!e->unfit(q).empty()) continue;
         const double t = e->formula_time(q);
-        if (t < best_time) best = e, best_time = t;
+        if (!best || t < best_time) best = e, best_time = t;
     }
     return best;
+}
+
+std::string catalog::unfit_reasons(const run_params& p) const {
+    std::string out;
+    for (const auto* e : algorithms(p.op)) {
+        const std::string why = e->unfit(with_defaults(*e, p));
+        out += (out.empty() ? "" : "; ") + e->algo + ": " + (why.empty() ? "fits" : why);
+    }
+    return out;
+}
+
+std::optional<exact_form> exact_formula(const algorithm_entry& e, const run_params& p) {
+    return e.exact ? e.exact(p) : std::nullopt;
+}
+
+std::string buffered_links_need(const algorithm_entry& e, const run_params& p) {
+    return e.needs_buffered_links ? e.needs_buffered_links(p) : std::string();
+}
+
+double machine_bytes(int dim, std::size_t capacity) {
+    const double nodes = std::ldexp(1.0, dim), links = nodes * dim;
+    return links * (double(capacity) * link_descriptor_bytes + link_index_bytes) +
+           nodes * node_resident_bytes;
+}
+
+double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what) {
+    const double nodes = std::ldexp(1.0, p.dim), m = double(p.words);
+    double elem = p.type == elem_type::int32 ? 4 : 8;
+    // Elements held at once, over all nodes: inputs, results, the copies in
+    // flight and the serial reference (each driver in catalog_*.cpp).
+    double elements = 0;
+    std::string counted;
+    if (e.op == "allgather" || e.op == "reduce-scatter") {
+        elements = 2 * nodes * nodes * m, counted = "2 p^2 m";
+    } else if (e.op == "alltoall") {
+        elements = 3 * nodes * nodes * m, counted = "3 p^2 m";
+    } else if (e.op == "aspc") {
+        elements = 4 * nodes * p.dim * m, counted = "4 p log p w";
+    } else if (e.op == "descend") {
+        // M = --words elements in all; pcr works on rows of four doubles.
+        if (p.options.count("kernel") && p.options.at("kernel") == "pcr") elem = 32;
+        elements = 4 * m, counted = "4 M";
+    } else {
+        elements = 4 * nodes * m, counted = "4 p m";
+    }
+    const double data = elements * elem, mach = machine_bytes(p.dim, p.link_capacity);
+    if (what) {
+        std::ostringstream os;
+        os << counted << " elements of " << elem << " bytes + " << human_bytes(mach)
+           << " of machine: links and threads";
+        *what = os.str();
+    }
+    return data + mach;
+}
+
+double physical_memory_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? double(pages) * double(page) : 0;
 }
 
 const catalog& builtin_catalog() {
@@ -89,6 +181,7 @@ config machine_config(const run_params& p) {
     c.dim = p.dim;
     c.ports = p.ports;
     c.cost = p.cost;
+    c.link_capacity = p.link_capacity;
     return c;
 }
 
@@ -101,9 +194,44 @@ std::string join_algorithms(const catalog& c, std::string_view op) {
     return os.str();
 }
 
+std::string number(double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+}
+
 } // namespace
 
-run_outcome run_algorithm(run_params p) {
+namespace detail {
+
+std::optional<exact_form> uneven_blocks_form(const run_params& p, std::size_t messages,
+                                             std::size_t words) {
+    const std::size_t nodes = std::size_t(1) << p.dim, m = p.words;
+    if (m % nodes == 0) return std::nullopt;
+    const double seed_words = 2.0 * double(nodes - 1) * double(m) / double(nodes);
+    exact_form f;
+    f.text = std::to_string(messages) + " t_s + " + std::to_string(words) + " t_w";
+    f.seed_time = cost::split_rooted_eq_4_13(p.dim, double(m), p.cost.t_s, p.cost.t_w);
+    f.why = "p = " + std::to_string(nodes) + " does not divide m = " + std::to_string(m) +
+            ": the blocks have " + std::to_string(m / nodes) + " or " +
+            std::to_string(m / nodes + 1) + " words, and the longest chain of messages has " +
+            std::to_string(messages) + " messages carrying " + std::to_string(words) +
+            " words, not the seed's 2 (p-1) m/p = " + number(seed_words);
+    return f;
+}
+
+algorithm_entry needs_buffers(algorithm_entry e, int min_dim, std::optional<port_model> only,
+                              std::string why) {
+    e.needs_buffered_links = [min_dim, only, why = std::move(why)](const run_params& p) {
+        if (p.dim < min_dim || (only && p.ports != *only)) return std::string();
+        return only ? why + " (" + std::string(to_string(*only)) + ")" : why;
+    };
+    return e;
+}
+
+} // namespace detail
+
+const algorithm_entry& resolve_algorithm(const run_params& p) {
     const catalog& c = builtin_catalog();
     if (c.algorithms(p.op).empty()) {
         std::ostringstream os;
@@ -112,18 +240,22 @@ run_outcome run_algorithm(run_params p) {
             os << ' ' << op;
         throw usage_error(os.str());
     }
-    if (p.dim < 0 || p.dim > max_dim)
-        throw usage_error("dimension " + std::to_string(p.dim) + " is outside 0.." +
-                          std::to_string(max_dim));
-    const algorithm_entry* e = p.algo == "auto" ? c.choose(p) : c.find(p.op, p.algo);
-    if (!e) {
-        if (p.algo == "auto")
-            throw usage_error("no algorithm for " + p.op + " fits these parameters (" +
-                              std::string(to_string(p.ports)) + ", dim " + std::to_string(p.dim) +
-                              ")");
+    if (p.algo != "auto") {
+        if (const algorithm_entry* e = c.find(p.op, p.algo)) return *e;
         throw usage_error("unknown algorithm '" + p.algo + "' for " + p.op +
                           "; algorithms: " + join_algorithms(c, p.op) + ", auto");
     }
+    if (const algorithm_entry* e = c.choose(p)) return *e;
+    throw usage_error("no algorithm for " + p.op + " fits these parameters (" +
+                      std::string(to_string(p.ports)) + ", dim " + std::to_string(p.dim) +
+                      "): " + c.unfit_reasons(p));
+}
+
+run_outcome run_algorithm(run_params p) {
+    if (p.dim < 0 || p.dim > max_dim)
+        throw usage_error("dimension " + std::to_string(p.dim) + " is outside 0.." +
+                          std::to_string(max_dim));
+    const algorithm_entry* e = &resolve_algorithm(p);
     p.algo = e->algo;
     for (const auto& [name, value] : p.options) {
         const auto spec = std::find_if(e->options.begin(), e->options.end(),
@@ -141,6 +273,19 @@ run_outcome run_algorithm(run_params p) {
         p.options.try_emplace(o.name, o.fallback);
     if (const std::string why = e->unfit(p); !why.empty())
         throw usage_error(p.op + " " + p.algo + ": " + why);
+    // Refuse before allocating: std::bad_alloc halfway through says nothing.
+    std::string counted;
+    const double need = estimated_bytes(*e, p, &counted), have = physical_memory_bytes();
+    if (have > 0 && need > have)
+        throw usage_error(p.op + " " + p.algo + " with m = " + std::to_string(p.words) + " on " +
+                          std::to_string(1LL << p.dim) + " nodes needs about " + human_bytes(need) +
+                          " (" + counted + "), more than the " + human_bytes(have) +
+                          " of physical memory");
+    if (const double t = e->formula_time(p); !std::isfinite(t))
+        throw usage_error("t_s = " + number(p.cost.t_s) + ", t_w = " + number(p.cost.t_w) +
+                          " make the formula time of " + p.op + " " + p.algo + " " + number(t) +
+                          " (beyond " + number(std::numeric_limits<double>::max()) +
+                          "); choose a larger time unit so that t_s and t_w are smaller");
     machine m(machine_config(p));
     return e->run(m, p);
 }

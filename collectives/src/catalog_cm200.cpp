@@ -164,6 +164,29 @@ algorithm_entry entry(std::string op, algorithm a, std::string source, std::stri
         return {};
     };
     e.formula_time = [a](const run_params& p) { return formula(a, p); };
+    // Measured with link capacity 0 (tests/personalized/catalog_limits.cpp): a
+    // cycle of two nodes is an exchange under all-port, a deadlock under
+    // single-port, where a node's send must end before its receive starts.
+    e.needs_buffered_links = [a](const run_params& p) -> std::string {
+        const int cycle_from = p.ports == port_model::all_port ? 2 : 1;
+        switch (a) {
+        case algorithm::one_cycle:
+            if (p.dim >= cycle_from)
+                return "every node sends along the Hamiltonian cycle before it receives";
+            break;
+        case algorithm::d_cycles: // all-port (from d = 2, the only model it fits) completes
+            if (p.ports == port_model::single_port && p.dim >= 1)
+                return "every node sends along its Hamiltonian cycle before it receives";
+            break;
+        case algorithm::reduce_and_spread:
+            if (p.ports == port_model::single_port && p.dim >= 1)
+                return "under single-port each butterfly exchange is a send, then a receive";
+            break;
+        default:
+            break;
+        }
+        return {};
+    };
     const bool broadcast = op == "allgather";
     e.run = [a, broadcast](machine& mc, const run_params& p) {
         return with_elem_type(p.type, [&]<class T>() {

@@ -119,6 +119,15 @@ algorithm_entry shift_entry(std::string algo, std::string source, std::string fo
                            "needs --algo ecube");
     };
     e.formula_time = [closed_form](const run_params& p) { return closed_form(p).time; };
+    // The Gray-code phases move packets around cycles of the array, sending
+    // before receiving; E-cube's routed sends never block on a receiver.
+    if (a != shift_algo::ecube)
+        e.needs_buffered_links = [](const run_params& p) {
+            return cost::shift_mod(p.dim, p.shift) == 0
+                       ? std::string()
+                       : "every phase sends along cycles of the Gray-code array before it "
+                         "receives";
+        };
     e.run = [a, closed_form](machine& mach, const run_params& prm) {
         return with_elem_type(prm.type, [&]<class T>() {
             const std::size_t p = mach.size(), m = prm.words;
@@ -192,17 +201,21 @@ void register_personalized(catalog& c) {
                          cost::alltoall_dimension_exchange));
     c.add(alltoall_entry("pairwise", "seed 000, 4.5.3, Alg. 4.10, E-cube routing, Eq. 4.10",
                          "(t_s + t_w m)(p-1)", alltoall_algo::pairwise, cost::alltoall_pairwise));
-    c.add(alltoall_entry("ring", "seed 000, 4.5.1 on the Gray-code ring, Eq. 4.7",
-                         "(t_s + t_w m p/2)(p-1)", alltoall_algo::ring, cost::alltoall_ring));
-    c.add(shift_entry("gray", "seed 000, 4.6.2, Figure 4.23, Eq. 4.11",
-                      "(t_s + t_w m)(2 popcount(q) - q_0) <= (t_s + t_w m)(2 log p - 1)",
-                      shift_algo::gray, "gray", gray_cost));
+    c.add(needs_buffers(alltoall_entry("ring", "seed 000, 4.5.1 on the Gray-code ring, Eq. 4.7",
+                                       "(t_s + t_w m p/2)(p-1)", alltoall_algo::ring,
+                                       cost::alltoall_ring),
+                        1, std::nullopt, std::string(ring_sends_first)));
+    c.add(shift_entry(
+        "gray", "seed 000, 4.6.2, Figure 4.23, Eq. 4.11",
+        "(t_s + t_w m)(2 popcount(q) - q_0), q taken mod p, <= (t_s + t_w m)(2 log p - 1)",
+        shift_algo::gray, "gray", gray_cost));
     c.add(shift_entry("gray-bidirectional", "seed 000, 4.6.2 (forward and backward shifts)",
                       "(t_s + t_w m) steps(q) <= (t_s + t_w m) log p",
                       shift_algo::gray_bidirectional, "gray", gray_bidirectional_cost));
     c.add(
         shift_entry("ecube", "seed 000, 4.6.2, Eq. 4.12, Figure 4.24, Problem 4.22",
-                    "t_s + t_w m (ring id); ring gray: >= L (t_s + t_w m), L = 2 unless q = +-2^b",
+                    "L (t_s + t_w m), L = most paths on one link: 1 on ring id (Eq. 4.12), on ring "
+                    "gray 2 unless q = +-2^b (the run can take longer); L = 0 if p | q",
                     shift_algo::ecube, "id", ecube_cost));
 }
 

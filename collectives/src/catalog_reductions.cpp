@@ -117,6 +117,14 @@ std::string mesh_unfit(const run_params& p) {
            std::to_string(p.dim) + " is odd";
 }
 
+// Eq. 4.14 is exact when p divides m; otherwise both phases' 2 log p steps
+// carry the largest blocks of allreduce_reduce_scatter_allgather.
+std::optional<exact_form> reduce_scatter_allgather_form(const run_params& p) {
+    return uneven_blocks_form(
+        p, std::size_t(2 * p.dim),
+        std::size_t(cost::allreduce_reduce_scatter_allgather(p.dim, double(p.words), 0, 1)));
+}
+
 template <auto A>
 constexpr auto runner =
     []<class T>(machine& mc, const run_params& p, double f) { return run_algo<T>(mc, p, f, A); };
@@ -127,25 +135,35 @@ void register_reductions(catalog& c) {
     // words: each node's contribution.
     c.add(entry("allgather", "hypercube", "seed 000, Alg. 4.7, Eq. 4.4", "t_s log p + t_w m (p-1)",
                 cost::allgather_hypercube, runner<allgather_algo::hypercube>));
-    c.add(entry("allgather", "ring", "seed 000, Alg. 4.4 on the Gray-code ring (4.6.2), Eq. 4.2",
-                "(t_s + t_w m)(p-1)", cost::allgather_ring, runner<allgather_algo::ring>));
-    c.add(entry("allgather", "mesh",
-                "seed 000, Alg. 4.6 on the Gray-code embedded mesh (4.6.2), Eq. 4.3",
-                "2 t_s (sqrt p - 1) + t_w m (p-1)", cost::allgather_mesh,
-                runner<allgather_algo::mesh>, mesh_unfit));
+    // With link capacity 0 (tests/personalized/catalog_limits.cpp): two nodes
+    // exchange; rings of 4 or more nodes deadlock.
+    c.add(needs_buffers(
+        entry("allgather", "ring", "seed 000, Alg. 4.4 on the Gray-code ring (4.6.2), Eq. 4.2",
+              "(t_s + t_w m)(p-1)", cost::allgather_ring, runner<allgather_algo::ring>),
+        2, std::nullopt, std::string(ring_sends_first)));
+    c.add(needs_buffers(entry("allgather", "mesh",
+                              "seed 000, Alg. 4.6 on the Gray-code embedded mesh (4.6.2), Eq. 4.3",
+                              "2 t_s (sqrt p - 1) + t_w m (p-1)", cost::allgather_mesh,
+                              runner<allgather_algo::mesh>, mesh_unfit),
+                        4, std::nullopt,
+                        std::string(ring_sends_first) + " (the mesh's rows and columns)"));
     // words: each node's result block.
     c.add(entry("reduce-scatter", "hypercube", "seed 000, Alg. 4.8 (ascending dimensions), Eq. 4.4",
                 "t_s log p + t_w m (p-1)", cost::reduce_scatter_hypercube,
                 runner<reduce_scatter_algo::hypercube>));
-    c.add(entry("reduce-scatter", "ring",
-                "seed 000, Alg. 4.5 on the Gray-code ring (4.6.2), Eq. 4.2", "(t_s + t_w m)(p-1)",
-                cost::reduce_scatter_ring, runner<reduce_scatter_algo::ring>));
+    c.add(needs_buffers(
+        entry("reduce-scatter", "ring", "seed 000, Alg. 4.5 on the Gray-code ring (4.6.2), Eq. 4.2",
+              "(t_s + t_w m)(p-1)", cost::reduce_scatter_ring, runner<reduce_scatter_algo::ring>),
+        1, std::nullopt, std::string(ring_sends_first)));
     // words: the whole message.
     c.add(entry("allreduce", "hypercube", "seed 000, 4.3, Eq. 4.5", "(t_s + t_w m) log p",
                 cost::allreduce_hypercube, runner<allreduce_algo::hypercube>));
-    c.add(entry("allreduce", "reduce-scatter-allgather", "seed 000, 4.7.1, Eq. 4.14",
-                "2 (t_s log p + t_w (p-1) m/p)", cost::allreduce_reduce_scatter_allgather,
-                runner<allreduce_algo::reduce_scatter_allgather>));
+    algorithm_entry split =
+        entry("allreduce", "reduce-scatter-allgather", "seed 000, 4.7.1, Eq. 4.14",
+              "2 (t_s log p + t_w (p-1) m/p) if p | m", cost::allreduce_reduce_scatter_allgather,
+              runner<allreduce_algo::reduce_scatter_allgather>);
+    split.exact = reduce_scatter_allgather_form;
+    c.add(std::move(split));
     c.add(entry("allreduce", "reduce-broadcast", "seed 000, Alg. 4.3 then Alg. 4.1 (4.3)",
                 "2 (t_s + t_w m) log p", cost::allreduce_reduce_broadcast,
                 runner<allreduce_algo::reduce_broadcast>));

@@ -92,9 +92,13 @@ std::string root_unfit(const run_params& p) {
 // An entry that refuses a root outside 0..p-1 (typed_entry).
 template <class Runner>
 algorithm_entry entry(std::string op, std::string algo, std::string source, std::string formula,
-                      std::function<double(const run_params&)> formula_time, Runner runner) {
-    return typed_entry(std::move(op), std::move(algo), std::move(source), std::move(formula),
-                       std::move(formula_time), root_unfit, runner);
+                      std::function<double(const run_params&)> formula_time, Runner runner,
+                      std::function<std::optional<exact_form>(const run_params&)> exact = {}) {
+    algorithm_entry e =
+        typed_entry(std::move(op), std::move(algo), std::move(source), std::move(formula),
+                    std::move(formula_time), root_unfit, runner);
+    e.exact = std::move(exact);
+    return e;
 }
 
 template <auto A>
@@ -110,6 +114,19 @@ double split_broadcast_time(const run_params& p) {
 double split_reduce_time(const run_params& p) {
     return cost::reduce_reduce_scatter_gather(p.dim, p.words, p.root, p.cost.t_s, p.cost.t_w);
 }
+// Eq. 4.13 is exact when p divides m; otherwise every chain that ends the
+// broadcast has 2 log p messages and split_rooted's W words.
+std::optional<exact_form> split_broadcast_form(const run_params& p) {
+    return uneven_blocks_form(
+        p, std::size_t(2 * p.dim),
+        std::size_t(cost::broadcast_scatter_allgather(p.dim, p.words, p.root, 0, 1)));
+}
+// The reduction's critical chain depends on t_s : t_w (see rooted.hpp).
+std::optional<exact_form> split_reduce_form(const run_params& p) {
+    const cost::message_chain c =
+        cost::reduce_reduce_scatter_gather_chain(p.dim, p.words, p.root, p.cost.t_s, p.cost.t_w);
+    return uneven_blocks_form(p, c.messages, c.words);
+}
 double scatter_time(const run_params& p) {
     return cost::scatter_binomial(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
 }
@@ -121,12 +138,12 @@ void register_rooted(catalog& c) {
                 binomial_time, rooted_runner<broadcast_algo::binomial>));
     c.add(entry("broadcast", "scatter-allgather", "seed 000, 4.7.1, Eq. 4.13",
                 "2 (t_s log p + t_w (p-1) m/p) if p | m", split_broadcast_time,
-                rooted_runner<broadcast_algo::scatter_allgather>));
+                rooted_runner<broadcast_algo::scatter_allgather>, split_broadcast_form));
     c.add(entry("reduce", "binomial", "seed 000, Alg. 4.3, Eq. 4.1", "(t_s + t_w m) log p",
                 binomial_time, rooted_runner<reduce_algo::binomial>));
     c.add(entry("reduce", "reduce-scatter-gather", "seed 000, 4.7.1, Problem 4.17, Eq. 4.13",
                 "2 (t_s log p + t_w (p-1) m/p) if p | m", split_reduce_time,
-                rooted_runner<reduce_algo::reduce_scatter_gather>));
+                rooted_runner<reduce_algo::reduce_scatter_gather>, split_reduce_form));
     c.add(entry("scatter", "binomial", "seed 000, 4.4, Eq. 4.6", "t_s log p + t_w m (p-1)",
                 scatter_time, []<class T>(machine& mc, const run_params& p, double f) {
                     return run_scatter<T>(mc, p, f);

@@ -1,5 +1,6 @@
 // hcube info --dim D [--json]: the size of a D-cube machine (nodes, links,
-// threads, an estimate of its memory) and its binary-reflected Gray code.
+// threads, an estimate of its memory, whether this system lets it start) and
+// its binary-reflected Gray code. Exit status 2 on a usage error, as run's.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -9,11 +10,14 @@
 #include <string>
 #include <vector>
 
+#include <hcube/catalog.hpp>
 #include <hcube/config.hpp>
 #include <hcube/error.hpp>
+#include <hcube/machine.hpp>
 #include <hcube/topology.hpp>
 
 #include "commands.hpp"
+#include "suggest.hpp"
 
 namespace hcube::cli {
 
@@ -25,13 +29,6 @@ constexpr std::string_view info_usage = "usage: hcube info --dim D [--json]";
 // `rows_when_large` (a 16-cube has 65,536 rows).
 constexpr int full_table_dim = 6;
 constexpr std::uint64_t rows_when_large = 16;
-
-// The memory model behind the estimate: each directed link holds `capacity`
-// 64-byte descriptors plus 128 bytes of queue indices; each node keeps about
-// 64 KiB resident (the touched part of its thread stack and its state).
-constexpr std::uint64_t descriptor_bytes = 64;
-constexpr std::uint64_t link_index_bytes = 128;
-constexpr std::uint64_t node_resident_bytes = 64 * 1024;
 
 struct options {
     int dim = -1;
@@ -72,7 +69,9 @@ options parse(args a) {
         } else if (arg.starts_with("--dim=")) {
             value = arg.substr(6);
         } else {
-            throw usage_error("unknown option '" + std::string(arg) + "' (" +
+            static const std::vector<std::string> known = {"dim", "json", "help"};
+            const std::string_view name = arg.substr(arg.starts_with("--") ? 2 : 0);
+            throw usage_error(unknown_option(arg, name.substr(0, name.find('=')), known) + " (" +
                               std::string(info_usage) + ")");
         }
         if (have_dim) throw usage_error("--dim given twice");
@@ -84,23 +83,38 @@ options parse(args a) {
     return o;
 }
 
-// What a D-cube machine consists of, with the estimate spelled out.
+// What a D-cube machine consists of, with the estimate spelled out (the
+// model hcube run checks against physical memory, catalog.hpp), and why this
+// system would refuse to start its threads ("" when it would not).
 struct machine_facts {
     int dim;
     std::uint64_t nodes, links, capacity, link_bytes, node_bytes;
+    std::string refusal;
+    int largest_dim; // the largest dimension this system can start
     std::uint64_t memory() const { return link_bytes + node_bytes; }
 };
 
 machine_facts facts(int d) {
     const std::uint64_t p = std::uint64_t{1} << d;
     const std::uint64_t links = p * std::uint64_t(d);
-    const std::uint64_t capacity = config{}.link_capacity;
+    config c;
+    const detail::os_limits lim = detail::read_os_limits();
+    const auto refusal = [&](int dim) {
+        c.dim = dim;
+        return detail::os_limit_problems(c, lim);
+    };
+    int largest = max_dim;
+    while (largest > 0 && !refusal(largest).empty())
+        --largest;
     return {d,
             p,
             links,
-            capacity,
-            links * (capacity * descriptor_bytes + link_index_bytes),
-            p * node_resident_bytes};
+            c.link_capacity,
+            std::uint64_t(double(links) *
+                          (double(c.link_capacity) * link_descriptor_bytes + link_index_bytes)),
+            std::uint64_t(double(p) * node_resident_bytes),
+            refusal(d),
+            largest};
 }
 
 struct gray_row {
@@ -139,13 +153,17 @@ void print_text(const machine_facts& f, const std::vector<gray_row>& rows) {
               << "directed links     " << f.links << "  (p x d = " << f.nodes << " x " << f.dim
               << ")\n"
               << "threads            " << f.nodes << "  (one per node)\n"
+              << "can start here     " << (f.refusal.empty() ? "yes" : "no: " + f.refusal) << "\n"
+              << "largest D here     " << f.largest_dim << "  (of 0.." << max_dim
+              << "; the system's thread limits decide)\n"
               << "link capacity      " << f.capacity << " messages (default)\n"
               << "diameter           " << f.dim << " links\n"
               << "memory (estimate)  " << human_bytes(f.memory()) << "\n"
               << "  links            " << f.links << " x (" << f.capacity << " x "
-              << descriptor_bytes << " B descriptors + " << link_index_bytes
+              << link_descriptor_bytes << " B descriptors + " << link_index_bytes
               << " B indices) = " << human_bytes(f.link_bytes) << "\n"
-              << "  nodes            " << f.nodes << " x " << human_bytes(node_resident_bytes)
+              << "  nodes            " << f.nodes << " x "
+              << human_bytes(std::uint64_t(node_resident_bytes))
               << " (thread stack and state, resident) = " << human_bytes(f.node_bytes) << "\n\n"
               << "binary-reflected Gray code G(i) = i XOR (i >> 1) (seed 002 Table 1, seed 000 "
                  "4.6.2);\n"
@@ -171,9 +189,11 @@ void print_json(const machine_facts& f, const std::vector<gray_row>& rows) {
     std::cout << "{\"dim\": " << f.dim << ", \"nodes\": " << f.nodes
               << ", \"directed_links\": " << f.links << ", \"threads\": " << f.nodes
               << ", \"link_capacity\": " << f.capacity << ", \"diameter\": " << f.dim
+              << ", \"can_start\": " << (f.refusal.empty() ? "true" : "false")
+              << ", \"largest_dim_here\": " << f.largest_dim
               << ",\n \"memory_estimate\": {\"bytes\": " << f.memory()
               << ", \"link_bytes\": " << f.link_bytes << ", \"node_bytes\": " << f.node_bytes
-              << ", \"note\": \"estimate: per link capacity x " << descriptor_bytes << " B + "
+              << ", \"note\": \"estimate: per link capacity x " << link_descriptor_bytes << " B + "
               << link_index_bytes << " B, per node " << node_resident_bytes << " B\"},\n"
               << " \"gray_code\": {\"total_rows\": " << f.nodes << ", \"rows\": [";
     for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -191,7 +211,13 @@ void print_json(const machine_facts& f, const std::vector<gray_row>& rows) {
 } // namespace
 
 int info(args a) {
-    const options o = parse(a);
+    options o;
+    try {
+        o = parse(a);
+    } catch (const usage_error& e) {
+        std::cerr << "hcube info: " << e.what() << '\n';
+        return 2;
+    }
     if (o.help) {
         std::cout << info_usage << "\n";
         return 0;

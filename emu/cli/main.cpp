@@ -10,7 +10,8 @@ namespace {
 constexpr std::string_view usage = R"(usage: hcube COMMAND [options]
 
 commands:
-  info --dim D            nodes, links, memory and the Gray code of a D-cube
+  info --dim D            nodes, links, memory, whether this system can start it,
+                          and the Gray code of a D-cube
   list                    every operation with its algorithms and seed formulas
   run OP --algo NAME ...  run a collective, verify it, print cost next to its formula
                           (hcube run --help for the options)

@@ -3,8 +3,10 @@
 // the seed's formula (docs/cli.md).
 //
 // Exit status: 0 verified, 1 not verified (or the run failed), 2 usage error
-// (unknown op or algorithm, an algorithm that does not fit, a bad number); a
-// usage error prints one line on stderr.
+// (unknown op, algorithm or option, an algorithm that does not fit, a bad
+// number, a run too large for this computer); a usage error prints one line on
+// stderr.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -16,11 +18,13 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <hcube/catalog.hpp>
 #include <hcube/error.hpp>
 
 #include "commands.hpp"
+#include "suggest.hpp"
 
 namespace hcube::cli {
 
@@ -29,7 +33,7 @@ namespace {
 constexpr std::string_view run_usage =
     R"(usage: hcube run OP [--algo NAME] [--dim D] [--words M] [--root R] [--shift Q]
                   [--ports all|single] [--ts X] [--tw Y] [--type int32|int64|double]
-                  [--json] [--NAME VALUE ...]
+                  [--link-capacity C] [--json] [--NAME VALUE ...]
 
 Runs one collective on an emulated D-cube, checks the result against a serial
 reference and prints the virtual time next to the seed's formula.
@@ -38,7 +42,9 @@ reference and prints the virtual time next to the seed's formula.
   --algo NAME     an algorithm of OP, or auto (default): the fitting algorithm
                   whose formula is cheapest for these parameters
                   (--schedule NAME says the same, e.g. descend's direct|pipelined)
-  --dim D         hypercube dimension, 0..16 (default 4: 16 nodes)
+  --dim D         hypercube dimension, 0..16 (default 4: 16 nodes), one thread
+                  per node: the OS may allow fewer threads (hcube info --dim D
+                  says whether a D-cube can start here)
   --words M       the textbook's m (default 1): the whole message (broadcast,
                   reduce, allreduce, scans), each node's contribution (allgather,
                   gather), each result block (reduce-scatter, scatter), each
@@ -46,13 +52,35 @@ reference and prints the virtual time next to the seed's formula.
   --root R        root node of rooted operations (default 0)
   --shift Q       the shift's q, any integer, taken mod p (default 1)
   --ports P       single (default, the textbook's model) or all
-  --ts X, --tw Y  cost model t_s + t_w m (defaults 1 and 0: time counts steps)
+  --ts X, --tw Y  cost model t_s + t_w m (defaults 1 and 0: time counts steps,
+                  so --words changes nothing until --tw is given, e.g. --tw 1)
   --type T        element type int32 (default), int64 or double
+  --link-capacity C  messages a link buffers (default 16); 0 makes every send
+                  synchronous, which deadlocks the algorithms that need
+                  buffered links (hcube list marks them)
   --json          one JSON object instead of text
   --NAME VALUE    an option the algorithm declares (hcube list shows them)
 
-Exit status: 0 verified, 1 verification failed, 2 usage error.
+A run whose memory estimate exceeds this computer's physical memory is refused.
+Exit status: 0 verified, 1 verification failed or the run failed (a deadlock),
+2 usage error.
 )";
+
+// The options `hcube run` itself takes a value for (catalog entries add theirs).
+const std::vector<std::string> value_flags = {"algo", "schedule", "dim",          "words",
+                                              "root", "shift",    "ports",        "ts",
+                                              "tw",   "type",     "link-capacity"};
+
+// Every option name `hcube run` accepts: its own and every catalog entry's.
+std::vector<std::string> known_options() {
+    std::vector<std::string> names = value_flags;
+    names.insert(names.end(), {"json", "help"});
+    for (const auto& e : builtin_catalog().entries())
+        for (const auto& o : e.options)
+            if (std::find(names.begin(), names.end(), o.name) == names.end())
+                names.push_back(o.name);
+    return names;
+}
 
 // One clear line on stderr and status 2.
 int usage_failure(const std::string& what) {
@@ -102,7 +130,13 @@ command parse(args a) {
             continue;
         }
         std::string name(arg.substr(2)), value;
-        if (const auto eq = name.find('='); eq != std::string::npos) {
+        const auto eq = name.find('=');
+        const std::string bare = name.substr(0, eq);
+        if (const auto known = known_options();
+            std::find(known.begin(), known.end(), bare) == known.end())
+            throw usage_error(unknown_option(
+                arg.substr(0, eq == std::string::npos ? arg.size() : eq + 2), bare, known));
+        if (eq != std::string::npos) {
             value = name.substr(eq + 1);
             name.resize(eq);
         } else if (i + 1 < a.size()) {
@@ -129,6 +163,10 @@ command parse(args a) {
         } else if (name == "shift") {
             p.shift = parse_number<long long>(flag, value, std::numeric_limits<long long>::min(),
                                               std::numeric_limits<long long>::max(), "an integer");
+        } else if (name == "link-capacity") {
+            p.link_capacity = parse_number<std::size_t>(
+                flag, value, 0, max_link_capacity,
+                ("an integer in 0.." + std::to_string(max_link_capacity)).c_str());
         } else if (name == "ts" || name == "tw") {
             (name == "ts" ? p.cost.t_s : p.cost.t_w) = parse_number<double>(
                 flag, value, 0, std::numeric_limits<double>::max(), "a finite number >= 0");
@@ -178,8 +216,21 @@ const char* ports_name(port_model m) {
     return m == port_model::all_port ? "all" : "single";
 }
 
+// What the formula line prints: the form that gave formula_time, and the
+// seed's form beside it when that is not exact for these parameters.
+struct formula_text {
+    std::string form;               // the printed form of formula_time
+    std::optional<exact_form> seed; // set when the seed's form differs
+};
+
+formula_text formula_of(const run_params& p, const algorithm_entry& e) {
+    const std::optional<exact_form> gap = exact_formula(e, p);
+    return {gap ? gap->text : e.formula, gap};
+}
+
 void print_json(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
     const run_report& r = o.report;
+    const formula_text f = formula_of(p, e);
     std::cout << "{\"op\": " << json_string(p.op) << ", \"algo\": " << json_string(e.algo)
               << ", \"dim\": " << p.dim << ", \"nodes\": " << (1 << p.dim)
               << ", \"words\": " << p.words << ", \"ports\": \"" << ports_name(p.ports)
@@ -191,8 +242,11 @@ void print_json(const run_params& p, const algorithm_entry& e, const run_outcome
               << ", \"messages\": " << r.messages << ", \"bytes\": " << r.bytes
               << ", \"max_link_bytes\": " << r.max_link_bytes()
               << ", \"congestion_events\": " << r.congestion.size() << ", \"steps\": " << r.steps
-              << ", \"formula\": " << json_string(e.formula)
-              << ", \"note\": " << json_string(o.note) << "}\n";
+              << ", \"formula\": " << json_string(f.form) << ", \"note\": " << json_string(o.note)
+              << ", \"seed_formula\": " << json_string(e.formula)
+              << ", \"seed_formula_time\": " << number(f.seed ? f.seed->seed_time : o.formula_time)
+              << ", \"formula_differs\": " << json_string(f.seed ? f.seed->why : "")
+              << ", \"link_capacity\": " << p.link_capacity << "}\n";
 }
 
 void print_text(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
@@ -204,12 +258,25 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
               << " nodes), m = " << p.words << " words of " << to_string(p.type) << ", "
               << ports_name(p.ports) << "-port, t_s = " << number(p.cost.t_s)
               << ", t_w = " << number(p.cost.t_w);
+    if (p.link_capacity != config{}.link_capacity)
+        std::cout << ", link capacity " << p.link_capacity;
     for (const auto& [name, value] : p.options)
         std::cout << ", --" << name << " " << value;
     std::cout << '\n';
     row("verified") << (o.verified ? "yes" : "no") << '\n';
     row("virtual time") << number(r.virtual_time) << '\n';
-    row("formula") << number(o.formula_time) << " = " << e.formula << "  [" << e.source << "]\n";
+    if (p.cost.t_w == 0)
+        row("") << "t_w = 0: virtual time counts steps (t_s = " << number(p.cost.t_s)
+                << " each, t_w = 0), whatever --words; give --tw Y to charge Y per word\n";
+    const formula_text f = formula_of(p, e);
+    if (!f.seed) {
+        row("formula") << number(o.formula_time) << " = " << f.form << "  [" << e.source << "]\n";
+    } else {
+        row("formula") << number(o.formula_time) << " = " << f.form << "  [exact for this m, p]\n";
+        row("seed's formula") << number(f.seed->seed_time) << " = " << e.formula << "  ["
+                              << e.source << "]\n";
+        row("why they differ") << f.seed->why << '\n';
+    }
     row("steps") << r.steps << '\n';
     row("wall time") << number(r.wall_seconds, 3) << " s\n";
     row("messages") << r.messages << " total, " << r.max_link_messages()
@@ -219,12 +286,25 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     if (!o.note.empty()) row("note") << o.note << '\n';
 }
 
-// The entry run_algorithm will use, for printing its formula and source.
-const algorithm_entry& resolve(const run_params& p) {
-    const catalog& c = builtin_catalog();
-    const algorithm_entry* e = c.find(p.op, p.algo);
-    if (!e) throw usage_error("no catalog entry for " + p.op + " " + p.algo);
-    return *e;
+// p as the entry sees it: `auto` resolved, option defaults filled in.
+run_params resolved(run_params p) {
+    p.algo = resolve_algorithm(p).algo;
+    for (const auto& spec : resolve_algorithm(p).options)
+        p.options.try_emplace(spec.name, spec.fallback);
+    return p;
+}
+
+// A deadlock under link capacity 0 of an algorithm that needs buffered links
+// is expected: say so after the report.
+void print_deadlock(const run_params& p, const deadlock_error& d) {
+    std::cerr << "hcube run: " << d.what() << '\n';
+    const run_params q = resolved(p);
+    const std::string need = buffered_links_need(resolve_algorithm(q), q);
+    if (p.link_capacity == 0 && !need.empty())
+        std::cerr << "hint: " << q.op << " " << q.algo << " needs buffered links (" << need
+                  << "), so it deadlocks with --link-capacity 0; give --link-capacity 1 or "
+                     "more (the default is "
+                  << config{}.link_capacity << ")\n";
 }
 
 } // namespace
@@ -246,13 +326,11 @@ int run(args a) {
     run_outcome o;
     try {
         o = run_algorithm(c.params);
-        // run_algorithm resolved `auto` and filled the option defaults; redo that
-        // here (cheap, deterministic) to print what ran.
-        if (c.params.algo == "auto") c.params.algo = builtin_catalog().choose(c.params)->algo;
-        for (const auto& spec : resolve(c.params).options)
-            c.params.options.try_emplace(spec.name, spec.fallback);
     } catch (const usage_error& e) {
         return usage_failure(e.what());
+    } catch (const deadlock_error& e) {
+        print_deadlock(c.params, e);
+        return 1;
     } catch (const run_error& e) {
         // A node rejected its arguments (e.g. exchange_all under single-port):
         // still a usage error; anything else is a failed run.
@@ -263,14 +341,46 @@ int run(args a) {
         } catch (...) {
         }
         throw;
+    } catch (const error& e) {
+        // Neither a failed run nor a deadlock: the machine refused the
+        // configuration (e.g. more threads than the OS allows).
+        return usage_failure(e.what());
     }
-    const algorithm_entry& e = resolve(c.params);
+    // run_algorithm resolved `auto` and filled the option defaults; redo that
+    // here (cheap, deterministic) to print what ran.
+    c.params = resolved(c.params);
+    const algorithm_entry& e = resolve_algorithm(c.params);
     if (c.json)
         print_json(c.params, e, o);
     else
         print_text(c.params, e, o);
     return o.verified ? 0 : 1;
 }
+
+namespace {
+
+// When `e` needs buffered links, for `hcube list`: from which dimension under
+// each port model, and why (with default options and --shift 1).
+std::string buffered_links_text(const algorithm_entry& e) {
+    std::string when, why;
+    for (const port_model ports : {port_model::single_port, port_model::all_port}) {
+        run_params p;
+        p.op = e.op;
+        p.ports = ports;
+        for (const auto& o : e.options)
+            p.options.try_emplace(o.name, o.fallback);
+        for (p.dim = 1; p.dim <= max_dim; ++p.dim)
+            if (const std::string w = buffered_links_need(e, p); !w.empty()) {
+                when += (when.empty() ? "" : ", ") + std::string(ports_name(ports)) +
+                        "-port from d = " + std::to_string(p.dim);
+                if (why.empty()) why = w;
+                break;
+            }
+    }
+    return when.empty() ? "" : "deadlocks with --link-capacity 0 (" + when + "): " + why;
+}
+
+} // namespace
 
 int list(args a) {
     for (const std::string_view arg : a)
@@ -286,6 +396,9 @@ int list(args a) {
         for (const auto* e : c.algorithms(op)) {
             std::cout << "  " << std::left << std::setw(26) << e->algo << e->formula << '\n'
                       << "  " << std::setw(26) << "" << e->source << '\n';
+            if (const std::string b = buffered_links_text(*e); !b.empty())
+                std::cout << "  " << std::setw(26) << ""
+                          << "needs buffered links: " << b << '\n';
             for (const auto& o : e->options) {
                 std::string values;
                 for (const auto& v : o.values)

@@ -26,12 +26,22 @@ expect_line "$json" '"bytes": 551936' "JSON memory estimate"
 expect_line "$json" '\{"i": 6, "gray": "101", "transition": 0\}' "JSON Gray row 6"
 expect_line "$json" '\{"i": 7, "gray": "100", "transition": 2\}\]' "JSON last Gray row"
 
+# Whether this system can start the cube's threads, and the largest that can.
+expect_line "$out" '^can start here +yes$' "a 3-cube starts"
+expect_line "$out" '^largest D here +[0-9]+ ' "largest dimension"
+if [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -lt 65536 ]; then
+    out15=$("$hcube" info --dim 15) || fail "info --dim 15 exited with $?"
+    expect_line "$out15" '^can start here +no: .*vm\.max_map_count' "15-cube refused"
+    expect_line "$out15" '^largest D here +1[0-4] ' "largest dimension below 15"
+fi
+
 big=$("$hcube" info --dim 7) || fail "info --dim 7 exited with $?"
 expect_line "$big" 'first 16 of 128 rows' "truncation note"
 expect_line "$big" '^ *15 +0001000 +4$' "row 15 of the 7-bit code"
 grep -Eq '^ *16 +' <<<"$big" && fail "info --dim 7 printed row 16"
 
-# Bad input: status 1, nothing on stdout, exactly one line on stderr naming the value.
+# Bad input: status 2 (as for run and list), nothing on stdout, exactly one
+# line on stderr naming the value.
 bad() {
     local want=$1
     shift
@@ -39,7 +49,7 @@ bad() {
     stdout=$("$hcube" info "$@" 2>"$errfile")
     rc=$?
     err=$(<"$errfile")
-    [ "$rc" -eq 1 ] || fail "info $* exited with $rc, expected 1"
+    [ "$rc" -eq 2 ] || fail "info $* exited with $rc, expected 2"
     [ -z "$stdout" ] || fail "info $* printed on stdout: $stdout"
     [ "$(wc -l <<<"$err")" -eq 1 ] || fail "info $*: expected one stderr line, got: $err"
     grep -Fq -- "hcube info: $want" <<<"$err" || fail "info $*: stderr '$err' lacks '$want'"
@@ -50,6 +60,8 @@ bad "--dim 'three' is not a number" --dim three
 bad "--dim needs a value" --dim
 bad "missing --dim D" --json
 bad "unknown option '--size'" --dim 3 --size 4
+bad "unknown option '--jsn' (did you mean --json?)" --dim 3 --jsn
+bad "unknown option '--dimm' (did you mean --dim?)" --dimm 3
 
 echo "cli_info: $failures failure(s)"
 [ "$failures" -eq 0 ]

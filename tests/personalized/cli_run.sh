@@ -9,7 +9,7 @@ source "$(dirname "$0")/../support/cli_common.sh"
 # json_field JSON KEY: the raw value of a top-level key.
 json_field() { grep -Eo "\"$2\": (\"[^\"]*\"|[^,}]*)" <<<"$1" | head -1 | sed -E "s/^\"$2\": //"; }
 
-keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note'
+keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity'
 
 # run_json WHAT ARGS...: runs with --json, checks status 0, the keys in order,
 # verified, and virtual_time == formula_time; leaves the object in $json.
@@ -91,7 +91,20 @@ bad bcast "unknown operation 'bcast'; operations: "
 bad alltoall --algo butterfly "unknown algorithm 'butterfly' for alltoall; algorithms: dimension-exchange, pairwise, ring, auto"
 bad shift --algo gray --ring id "shift gray: moves along the Gray-code embedded array"
 bad shift --ring spiral "--ring spiral is not one of gray|id"
-bad alltoall --foo 1 "alltoall dimension-exchange takes no option --foo"
+bad alltoall --ring gray "alltoall dimension-exchange takes no option --ring"
+# An option no algorithm declares is unknown, with the closest name suggested,
+# even when it is the last argument (it used to be "--jsn needs a value").
+bad alltoall --jsn "unknown option '--jsn' (did you mean --json?)"
+bad alltoall --dimm 3 "unknown option '--dimm' (did you mean --dim?)"
+bad alltoall --foo 1 "unknown option '--foo'"
+bad alltoall --link-capacity 2000000 "--link-capacity '2000000' is out of range"
+# auto gives every candidate's reason.
+bad descend --dim 4 --words 100 "no algorithm for descend fits these parameters (single-port, dim 4): direct: --words M = 100 is not a power of two; pipelined: --words M = 100 is not a power of two"
+# A cost that overflows every formula: the same refusal for auto and binomial.
+bad broadcast --ts 1e308 "t_s = 1e+308, t_w = 0 make the formula time of broadcast binomial inf"
+bad broadcast --algo binomial --ts 1e308 "t_s = 1e+308, t_w = 0 make the formula time of broadcast binomial inf"
+# Refused before allocating, with the estimate (allgather: 2 p^2 m elements).
+bad allgather --words 99999999999 "allgather hypercube with m = 99999999999 on 16 nodes needs about 186.3 TiB (2 p^2 m elements of 4 bytes"
 bad alltoall --dim x "--dim 'x' is not an integer in 0..16"
 bad alltoall --dim 99 "--dim '99' is out of range"
 bad alltoall --words -3 "--words '-3' is not a non-negative integer"
@@ -119,6 +132,35 @@ if grep -Eq '^  pipelined ' <<<"$list"; then
     [ "$(json_field "$json" algo)" = '"pipelined"' ] || fail "--schedule pipelined: $json"
     bad descend --algo direct --schedule pipelined "--algo and --schedule name the same choice"
 fi
+
+# The system's thread limits: with vm.max_map_count below 2 * 2^15 a 15-cube
+# cannot start; the machine's reason is a usage error (status 2, one line).
+if [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -lt 65536 ] &&
+    [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -gt 0 ]; then
+    bad allreduce --dim 15 "machine: cannot start a 15-cube here"
+fi
+
+# t_w = 0 (the default): the output says time counts steps, and how to set --tw.
+out=$("$hcube" run allreduce --algo hypercube --dim 3 --words 1000) || fail "allreduce: exit status $?"
+expect_line "$out" '^  virtual time +3$' "allreduce steps"
+expect_line "$out" 't_w = 0: virtual time counts steps \(t_s = 1 each, t_w = 0\), whatever --words; give --tw Y to charge Y per word' "t_w = 0 line"
+out=$("$hcube" run allreduce --algo hypercube --dim 3 --words 1000 --tw 1) ||
+    fail "allreduce --tw 1: exit status $?"
+grep -q 't_w = 0' <<<"$out" && fail "t_w = 0 line printed with --tw 1: $out"
+expect_line "$out" '^  virtual time +3003$' "allreduce (1 + 1000) log p"
+
+# Link capacity 0: an algorithm that needs buffered links deadlocks (status 1)
+# and the report ends with the hint; one that does not still verifies.
+"$hcube" run allgather --algo ring --dim 3 --link-capacity 0 >/dev/null 2>"$errfile"
+rc=$?
+err=$(<"$errfile")
+[ "$rc" -eq 1 ] || fail "allgather ring, capacity 0: exit status $rc, expected 1"
+expect_line "$err" '^hcube run: deadlock: 8 nodes are blocked' "deadlock report"
+expect_line "$err" '^hint: allgather ring needs buffered links \(every node sends to its successor on a ring before it receives from its predecessor\), so it deadlocks with --link-capacity 0' "buffered-links hint"
+out=$("$hcube" run allgather --algo hypercube --dim 3 --link-capacity 0) ||
+    fail "allgather hypercube, capacity 0: exit status $?"
+expect_line "$out" 'link capacity 0' "header shows the capacity"
+expect_line "$list" '^ +needs buffered links: ' "list marks buffered-link algorithms"
 
 echo "cli_run: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -29,6 +29,9 @@ struct run_params {
     long long shift = 1;
     port_model ports = port_model::single_port;
     cost_model cost{};
+    // Messages a directed link buffers (config::link_capacity); 0 makes every
+    // send synchronous.
+    std::size_t link_capacity = config{}.link_capacity;
     elem_type type = elem_type::int32;
     // Operation-specific choices (--order, --index, --kernel, --schedule, ...),
     // validated against the entry's option_specs, defaults filled in.
@@ -51,6 +54,14 @@ struct run_outcome {
     std::string note; // what a failed verification found, or extra facts
 };
 
+// The form a formula time was computed with, for parameters where the seed's
+// formula (algorithm_entry::formula) does not give it exactly.
+struct exact_form {
+    std::string text;     // e.g. "8 t_s + 23 t_w"
+    double seed_time = 0; // the seed's formula evaluated as printed
+    std::string why;      // why the two differ, with the numbers
+};
+
 struct algorithm_entry {
     std::string op;      // e.g. "allgather"
     std::string algo;    // e.g. "hypercube"
@@ -62,6 +73,11 @@ struct algorithm_entry {
     std::function<double(const run_params&)> formula_time;
     // Runs once on `m`, whose config matches the parameters (see make_machine).
     std::function<run_outcome(machine&, const run_params&)> run;
+    // Empty, or nullopt, when `formula` evaluates to formula_time exactly.
+    std::function<std::optional<exact_form>(const run_params&)> exact;
+    // Why the algorithm deadlocks with link_capacity 0 (synchronous sends)
+    // under these parameters; empty when it does not need buffered links.
+    std::function<std::string(const run_params&)> needs_buffered_links;
 };
 
 class catalog {
@@ -72,8 +88,12 @@ public:
     std::vector<const algorithm_entry*> algorithms(std::string_view op) const;
     const algorithm_entry* find(std::string_view op, std::string_view algo) const;
     // `auto`: the fitting algorithm with the smallest formula time (Table 4.1
-    // takes the minimum of its expressions the same way).
+    // takes the minimum of its expressions the same way), compared at costs
+    // scaled by a power of two so that huge t_s, t_w cannot make them all inf.
     const algorithm_entry* choose(const run_params& p) const;
+    // Why each algorithm of p.op does not fit, "algo: reason; ...": what `auto`
+    // reports when choose finds nothing.
+    std::string unfit_reasons(const run_params& p) const;
 
 private:
     std::vector<algorithm_entry> entries_;
@@ -84,9 +104,38 @@ const catalog& builtin_catalog();
 // A machine configured for `p` (dim, ports, cost).
 config machine_config(const run_params& p);
 
-// Resolves `auto`, validates options and fit, runs on a fresh machine.
-// Throws usage_error with one clear line for anything that does not fit.
+// The entry's exact form for `p` (nullopt: `formula` itself is exact).
+std::optional<exact_form> exact_formula(const algorithm_entry& e, const run_params& p);
+
+// What the entry says about buffered links for `p` ("" when it needs none).
+std::string buffered_links_need(const algorithm_entry& e, const run_params& p);
+
+// Memory a machine of 2^dim nodes holds (the model `hcube info` prints): per
+// directed link `capacity` descriptors of link_descriptor_bytes plus
+// link_index_bytes, per node node_resident_bytes (its touched thread stack
+// and state).
+inline constexpr double link_descriptor_bytes = 64;
+inline constexpr double link_index_bytes = 128;
+inline constexpr double node_resident_bytes = 64 * 1024;
+double machine_bytes(int dim, std::size_t capacity);
+
+// An estimate of the memory a run needs: the machine plus the data every node
+// and the serial reference hold (a small multiple of the operation's inputs
+// and outputs). `what` receives how it was counted.
+double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what = nullptr);
+
+// This computer's physical memory in bytes (0 if unknown).
+double physical_memory_bytes();
+
+// Resolves `auto`, validates options and fit, refuses runs whose estimated
+// memory exceeds physical memory or whose formula time overflows, runs on a
+// fresh machine. Throws usage_error with one clear line for anything that
+// does not fit.
 run_outcome run_algorithm(run_params p);
+
+// The entry run_algorithm runs for `p`: `auto` resolved (throwing usage_error,
+// with every candidate's reason, when nothing fits).
+const algorithm_entry& resolve_algorithm(const run_params& p);
 
 namespace detail {
 // Each family of algorithms registers itself from its own source file.
@@ -95,6 +144,20 @@ void register_reductions(catalog& c);   // seed 000: allgather, reduce-scatter, 
 void register_personalized(catalog& c); // seed 000: scatter, gather, all-to-all personalized, shift
 void register_cm200(catalog& c); // seed 002: Hamiltonian-cycle all-to-all broadcast/reduction
 void register_aspc(catalog& c);  // seed 001: all-to-some personalized, +-2^b-descend
+
+// The exact form of an algorithm that splits m words into p blocks (Eq. 4.13,
+// 4.14: 2 (t_s log p + t_w (p-1) m/p)) when p does not divide m: its critical
+// chain of `messages` messages carrying `words` words.
+std::optional<exact_form> uneven_blocks_form(const run_params& p, std::size_t messages,
+                                             std::size_t words);
+
+// `e` marked as deadlocking with link_capacity 0, for `why`, on cubes of
+// dimension >= min_dim under `only` (both port models when nullopt).
+algorithm_entry needs_buffers(algorithm_entry e, int min_dim, std::optional<port_model> only,
+                              std::string why);
+// Why ring algorithms need buffered links.
+inline constexpr std::string_view ring_sends_first =
+    "every node sends to its successor on a ring before it receives from its predecessor";
 } // namespace detail
 
 } // namespace hcube

@@ -88,22 +88,37 @@ constexpr double broadcast_scatter_allgather(int d, std::size_t m, int root, dou
 //     recv(x) = max(ready(c), recv(x)) + t(run of c); ready(x) = max(ready(x), recv(x)).
 // It never exceeds split_rooted (checked in tests/rooted for d <= 8), which is
 // what reduce's `automatic` compares, being O(log p).
-inline double reduce_reduce_scatter_gather(int d, std::size_t m, int root, double t_s, double t_w) {
+//
+// A chain of messages: its time and, to print the form that gave it, how many
+// messages and words it has (time = messages t_s + words t_w).
+struct message_chain {
+    double time = 0;
+    std::size_t messages = 0, words = 0;
+};
+// The later of two chains (the first on a tie: both give the same time).
+inline message_chain later(const message_chain& a, const message_chain& b) {
+    return b.time > a.time ? b : a;
+}
+// The critical chain of the reduction by all-to-all reduction + gather.
+inline message_chain reduce_reduce_scatter_gather_chain(int d, std::size_t m, int root, double t_s,
+                                                        double t_w) {
     const std::size_t p = std::size_t(1) << d, q = m / p, r = m % p;
-    const auto t = [&](std::size_t words) { return t_s + t_w * double(words); };
+    const auto plus = [&](const message_chain& c, std::size_t words) {
+        return message_chain{c.time + (t_s + t_w * double(words)), c.messages + 1, c.words + words};
+    };
     const auto class_words = [&](std::size_t c, std::size_t mod) { // blocks j = c mod `mod`
         return p / mod * q + (c < r ? (r - c + mod - 1) / mod : 0);
     };
     const auto run_words = [&](std::size_t first, std::size_t count) { // blocks first..
         return count * q + (std::min(first + count, std::max(first, r)) - first);
     };
-    std::vector<double> ready(p, 0), recv(p, 0), next(p);
+    std::vector<message_chain> ready(p), recv(p), next(p);
     for (int i = 0; i < d; ++i) {
         const std::size_t mod = std::size_t(2) << i;
         for (std::size_t x = 0; x < p; ++x) {
             const std::size_t y = x ^ (mod >> 1);
-            recv[x] = std::max(ready[y], recv[x]) + t(class_words(x % mod, mod));
-            next[x] = std::max(ready[x] + t(class_words(y % mod, mod)), recv[x]);
+            recv[x] = plus(later(ready[y], recv[x]), class_words(x % mod, mod));
+            next[x] = later(plus(ready[x], class_words(y % mod, mod)), recv[x]);
         }
         ready.swap(next);
     }
@@ -113,11 +128,14 @@ inline double reduce_reduce_scatter_gather(int d, std::size_t m, int root, doubl
         const int level = v ? std::countr_zero(v) : d;
         for (int k = 0; k < level; ++k) {
             const std::size_t c = x ^ (std::size_t(1) << k), first = c >> k << k;
-            recv[x] = std::max(ready[c], recv[x]) + t(run_words(first, std::size_t(1) << k));
-            ready[x] = std::max(ready[x], recv[x]);
+            recv[x] = plus(later(ready[c], recv[x]), run_words(first, std::size_t(1) << k));
+            ready[x] = later(ready[x], recv[x]);
         }
     }
     return ready[std::size_t(root)];
+}
+inline double reduce_reduce_scatter_gather(int d, std::size_t m, int root, double t_s, double t_w) {
+    return reduce_reduce_scatter_gather_chain(d, m, root, t_s, t_w).time;
 }
 
 } // namespace hcube::cost
