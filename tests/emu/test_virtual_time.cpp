@@ -223,7 +223,7 @@ recv_any_result recv_any_from_two(port_model ports, double delay_1) {
 
 TEST_CASE("recv_any takes the earliest message in virtual time, not the lowest link") {
     for (port_model ports : {port_model::single_port, port_model::all_port}) {
-        CAPTURE(ports);
+        INFO("ports: " << to_string(ports));
         // Node 1's message (dim 0) leaves at 50 and arrives at 64; node 2's
         // (dim 1) arrives at 14.
         const recv_any_result r = recv_any_from_two(ports, 50);

@@ -1,0 +1,675 @@
+// Random differential test of the collectives: random operation, algorithm,
+// d, m, root, shift, port model, link capacity, cost model, element type and
+// operator (non-commutative ones included), each result checked against a
+// serial reference computed here from the operation's definition. Catalog
+// cases run every registered algorithm (ASPC and descend included) through its
+// own driver and serial reference.
+//
+// Each case follows from a 64-bit case seed, itself drawn from the run's seed;
+// a failure prints both and the case. Environment:
+//   HCUBE_DIFF_SEED=<n>     the run's seed (default fixed, so CI is repeatable)
+//   HCUBE_DIFF_SECONDS=<s>  the time budget (default 60, 20 in sanitizer builds)
+//   HCUBE_DIFF_CASE=<hex>   replay one case seed and nothing else
+// docs/testing.md says how to run a long soak.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <hcube/catalog.hpp>
+#include <hcube/hcube.hpp>
+
+#include "sanitizers.hpp"
+#include "test_support.hpp"
+
+using namespace hcube;
+
+namespace {
+
+using rng = std::mt19937_64;
+
+// ---- element types and operators -------------------------------------------
+
+// Affine maps x -> a x + b modulo 2^64 with a odd: a group (every element is
+// invertible, so no product of inputs collapses to a constant), and
+// composition does not commute.
+struct affine {
+    std::uint64_t a = 1, b = 0;
+    friend bool operator==(const affine&, const affine&) = default;
+    friend std::ostream& operator<<(std::ostream& os, const affine& f) {
+        return os << "(" << f.a << " x + " << f.b << ")";
+    }
+};
+// f then g: x -> g(f(x)).
+struct affine_then {
+    affine operator()(const affine& f, const affine& g) const noexcept {
+        return {g.a * f.a, g.a * f.b + g.b};
+    }
+};
+
+// Commutative, but not declared so (is_commutative is false): the
+// order-keeping code paths with an operator whose result is easy to read.
+struct max_of {
+    std::int64_t operator()(std::int64_t x, std::int64_t y) const noexcept { return x < y ? y : x; }
+};
+
+// A random 2x2 matrix of determinant 1 modulo 2^32, a product of shears: the
+// products of such matrices never degenerate, so a reduction in the wrong
+// order shows.
+test::mat2 unimodular(rng& g) {
+    const test::mat2_product times;
+    test::mat2 m;
+    for (int i = 0; i < 3; ++i) {
+        const auto s = std::uint32_t(g()), t = std::uint32_t(g());
+        m = times(m, test::mat2{1, s % 17, 0, 1});
+        m = times(m, test::mat2{1, 0, t % 13, 1});
+    }
+    return m;
+}
+
+enum class elem_kind {
+    u32_plus,
+    u32_times,
+    u32_xor,
+    u32_and,
+    u32_or,
+    i64_plus,
+    i64_max,
+    f64_plus,
+    mat2_product,
+    affine_then,
+    count
+};
+
+const char* name(elem_kind e) {
+    static const char* const names[] = {"uint32 plus",
+                                        "uint32 multiplies (odd values)",
+                                        "uint32 bit_xor",
+                                        "uint32 bit_and",
+                                        "uint32 bit_or",
+                                        "int64 plus",
+                                        "int64 max (not flagged commutative)",
+                                        "double plus (integer values)",
+                                        "mat2 product (unimodular, non-commutative)",
+                                        "affine composition (non-commutative)"};
+    return names[int(e)];
+}
+
+// Calls f(draw, op) with the element generator and operator of `e`.
+template <class F>
+bool with_elements(elem_kind e, F&& f) {
+    const auto u32 = [](rng& g) { return std::uint32_t(g()); };
+    switch (e) {
+    case elem_kind::u32_plus:
+        return f(u32, std::plus<>{});
+    case elem_kind::u32_times:
+        return f([](rng& g) { return std::uint32_t(g()) | 1u; }, std::multiplies<>{});
+    case elem_kind::u32_xor:
+        return f(u32, std::bit_xor<>{});
+    case elem_kind::u32_and: // each bit set with probability 127/128: some survive 128 nodes
+        return f(
+            [](rng& g) {
+                std::uint32_t x = ~0u;
+                for (int i = 0; i < 7; ++i)
+                    x &= std::uint32_t(g());
+                return ~x;
+            },
+            std::bit_and<>{});
+    case elem_kind::u32_or:
+        return f(
+            [](rng& g) {
+                std::uint32_t x = ~0u;
+                for (int i = 0; i < 7; ++i)
+                    x &= std::uint32_t(g());
+                return x;
+            },
+            std::bit_or<>{});
+    case elem_kind::i64_plus:
+        return f([](rng& g) { return std::int64_t(g() % 2000000000001ULL) - 1000000000000LL; },
+                 std::plus<>{});
+    case elem_kind::i64_max:
+        return f([](rng& g) { return std::int64_t(g()); }, max_of{});
+    case elem_kind::f64_plus: // small integers: every order of summation is exact
+        return f([](rng& g) { return double(std::int64_t(g() % 2001) - 1000); }, std::plus<>{});
+    case elem_kind::mat2_product:
+        return f(unimodular, test::mat2_product{});
+    case elem_kind::affine_then:
+        return f([](rng& g) { return affine{g() | 1u, g()}; }, affine_then{});
+    case elem_kind::count:
+        break;
+    }
+    return false;
+}
+
+// ---- cases -----------------------------------------------------------------
+
+enum class op_kind {
+    broadcast,
+    reduce,
+    allreduce,
+    inclusive_scan,
+    exclusive_scan,
+    allgather,
+    reduce_scatter,
+    scatter,
+    gather,
+    alltoall,
+    shift,
+    cm200_allgather,
+    cm200_reduce_scatter,
+    catalog, // an entry of builtin_catalog(), with its own driver and reference
+    count
+};
+
+const char* name(op_kind o) {
+    static const char* const names[] = {"broadcast",
+                                        "reduce",
+                                        "allreduce",
+                                        "inclusive_scan",
+                                        "exclusive_scan",
+                                        "allgather",
+                                        "reduce_scatter",
+                                        "scatter",
+                                        "gather",
+                                        "alltoall",
+                                        "circular_shift",
+                                        "cm200::allgather",
+                                        "cm200::reduce_scatter",
+                                        "catalog"};
+    return names[int(o)];
+}
+
+// The algorithm names each operation can be given (index = the enum's value).
+std::vector<std::string> algorithms(op_kind o) {
+    switch (o) {
+    case op_kind::broadcast:
+        return {"automatic", "binomial", "scatter_allgather"};
+    case op_kind::reduce:
+        return {"automatic", "binomial", "reduce_scatter_gather"};
+    case op_kind::allreduce:
+        return {"automatic", "hypercube", "reduce_scatter_allgather", "reduce_broadcast"};
+    case op_kind::allgather:
+        return {"automatic", "hypercube", "ring", "mesh"};
+    case op_kind::reduce_scatter:
+        return {"automatic", "hypercube", "ring"};
+    case op_kind::alltoall:
+        return {"automatic", "dimension_exchange", "pairwise", "ring"};
+    case op_kind::shift:
+        return {"automatic", "gray", "gray_bidirectional", "ecube"};
+    case op_kind::cm200_allgather:
+        return {"one-cycle", "d-cycles", "send-and-spread", "one-source-at-a-time"};
+    case op_kind::cm200_reduce_scatter:
+        return {"one-cycle", "d-cycles", "reduce-and-spread"};
+    default:
+        return {"-"};
+    }
+}
+
+struct test_case {
+    std::uint64_t seed = 0;
+    op_kind op{};
+    int algo = 0;
+    elem_kind elem{};
+    int d = 0;
+    std::size_t m = 0;
+    int root = 0;
+    long long q = 0;
+    int ring = 0;                                  // shift_ring
+    bool gray_order = false, index_motion = false; // cm200 options
+    port_model ports{};
+    std::size_t capacity = 16;
+    cost_model cost{};
+    run_params catalog; // op == catalog
+};
+
+std::string describe(const test_case& c) {
+    std::ostringstream os;
+    os << "HCUBE_DIFF_CASE=0x" << std::hex << c.seed << std::dec << ": ";
+    if (c.op == op_kind::catalog) {
+        const run_params& p = c.catalog;
+        os << "catalog " << p.op << " --algo " << p.algo << " --dim " << p.dim << " --words "
+           << p.words << " --root " << p.root << " --shift " << p.shift << " --type "
+           << to_string(p.type);
+        for (const auto& [k, v] : p.options)
+            os << " --" << k << " " << v;
+    } else {
+        os << name(c.op) << " " << algorithms(c.op)[std::size_t(c.algo)] << ", d = " << c.d
+           << ", m = " << c.m << ", root = " << c.root << ", " << name(c.elem);
+        static const char* const rings[] = {"natural", "id", "gray"};
+        if (c.op == op_kind::shift) os << ", q = " << c.q << ", ring " << rings[c.ring];
+        if (c.op == op_kind::cm200_allgather || c.op == op_kind::cm200_reduce_scatter)
+            os << ", order " << (c.gray_order ? "gray" : "binary") << ", index "
+               << (c.index_motion ? "motion" : "computation");
+    }
+    os << ", " << to_string(c.ports) << ", link_capacity " << c.capacity << ", t_s " << c.cost.t_s
+       << ", t_w " << c.cost.t_w << ", word_bytes " << c.cost.word_bytes;
+    return os.str();
+}
+
+std::uint64_t splitmix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+template <class T>
+const T& pick(rng& g, const std::vector<T>& v) {
+    return v[g() % v.size()];
+}
+
+int max_dim_drawn() {
+    return test::sanitized ? 5 : 7;
+}
+
+// m: mostly tiny, sometimes around p, now and then larger; p * p * m (the
+// alltoall's total) stays small.
+std::size_t draw_m(rng& g, int d) {
+    const std::size_t p = std::size_t{1} << d;
+    std::size_t m = pick<std::size_t>(g, {0, 1, 1, 2, 3, p, p + 1, 2 * p - 1, g() % 64});
+    while (m > 1 && p * p * m > (std::size_t{1} << 16))
+        m /= 2;
+    return m;
+}
+
+// Draws every parameter of a catalog case; false when the entry did not fit
+// the parameters drawn within a few tries.
+bool draw_catalog(rng& g, test_case& c) {
+    const auto& entries = builtin_catalog().entries();
+    const algorithm_entry& e = entries[g() % entries.size()];
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        run_params p;
+        p.op = e.op;
+        p.algo = e.algo;
+        p.dim = int(g() % unsigned(max_dim_drawn() + 1));
+        const std::size_t pw = std::size_t{1} << p.dim;
+        p.words = pick<std::size_t>(g, {1, 2, 3, 4, 8, 16, pw, 2 * pw, 1 + g() % 40});
+        while (p.words > 1 && pw * pw * p.words > (std::size_t{1} << 16))
+            p.words /= 2;
+        p.root = int(g() % pw);
+        p.shift = (long long)(g() % (4 * pw)) - (long long)(2 * pw);
+        p.ports = c.ports;
+        p.cost = c.cost;
+        p.type = pick<elem_type>(g, {elem_type::int32, elem_type::int64, elem_type::float64});
+        for (const option_spec& o : e.options)
+            p.options[o.name] = pick(g, o.values);
+        if (e.unfit(p).empty()) {
+            c.catalog = p;
+            c.d = p.dim;
+            return true;
+        }
+    }
+    return false;
+}
+
+std::optional<test_case> draw_case(std::uint64_t seed) {
+    rng g(seed);
+    test_case c;
+    c.seed = seed;
+    c.op = op_kind(g() % unsigned(op_kind::count));
+    c.ports = g() % 2 ? port_model::all_port : port_model::single_port;
+    c.capacity = pick<std::size_t>(g, {0, 1, 2, 16});
+    c.cost.t_s = pick<double>(g, {0, 1, 2.5, 10});
+    c.cost.t_w = pick<double>(g, {0, 0.5, 1, 3});
+    c.cost.word_bytes = pick<std::size_t>(g, {0, 0, 8});
+    if (c.op == op_kind::catalog) {
+        if (!draw_catalog(g, c)) return std::nullopt;
+        return c;
+    }
+    c.elem = elem_kind(g() % unsigned(elem_kind::count));
+    c.d = int(g() % unsigned(max_dim_drawn() + 1));
+    const int p = 1 << c.d;
+    c.algo = int(g() % algorithms(c.op).size());
+    c.m = draw_m(g, c.d);
+    c.root = int(g() % unsigned(p));
+    c.q = (long long)(g() % unsigned(4 * p)) - 2 * p;
+    c.ring = int(g() % 3);
+    c.gray_order = g() % 2;
+    c.index_motion = g() % 2;
+    // Combinations the API refuses by contract, not by accident.
+    if (c.op == op_kind::allgather && c.algo == 3 && c.d % 2 != 0) c.algo = 1; // mesh: even d
+    if (c.op == op_kind::shift && (c.algo == 1 || c.algo == 2) && c.ring == 1) c.ring = 2;
+    if ((c.op == op_kind::cm200_allgather || c.op == op_kind::cm200_reduce_scatter) && c.algo == 1)
+        c.ports = port_model::all_port; // d-cycles are all-port only
+    return c;
+}
+
+// Algorithms that send before they receive (rings, Gray-code shifts, the
+// CM-200 cycles) need links that buffer a message: with link_capacity 0 a
+// deadlock report is the documented outcome. The catalog's entries are not
+// classified here, so any of them may deadlock on unbuffered links.
+bool may_need_buffers(const test_case& c) {
+    switch (c.op) {
+    case op_kind::allgather:
+        return c.algo == 0 || c.algo >= 2;
+    case op_kind::reduce_scatter:
+        return c.algo != 1;
+    case op_kind::alltoall:
+        return c.algo == 3;
+    case op_kind::shift:
+        return c.algo != 3;
+    case op_kind::cm200_allgather:
+    case op_kind::cm200_reduce_scatter:
+    case op_kind::catalog:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// ---- serial references and the run -------------------------------------------
+
+unsigned gray_code(unsigned r) {
+    return r ^ (r >> 1);
+}
+unsigned gray_rank(unsigned g) { // the inverse of gray_code
+    unsigned r = 0;
+    for (; g; g >>= 1)
+        r ^= g;
+    return r;
+}
+
+// The CM-200's allocation of M elements over N ranks (seed 002, 4.2.4):
+// ceil(M/N) to each of the first floor(M / ceil(M/N)) ranks, the rest to the next.
+std::pair<std::size_t, std::size_t> cm_block(std::size_t M, std::size_t N, std::size_t rank) {
+    const std::size_t c = (M + N - 1) / N;
+    if (c == 0) return {0, 0};
+    const std::size_t full = M / c;
+    if (rank < full) return {rank * c, c};
+    if (rank == full) return {full * c, M - full * c};
+    return {M, 0};
+}
+
+template <class T>
+std::string show_mismatch(int node, const std::vector<T>& got, const std::vector<T>& want) {
+    std::ostringstream os;
+    os << "node " << node << ": ";
+    if (got.size() != want.size()) {
+        os << got.size() << " elements, expected " << want.size();
+        return os.str();
+    }
+    const auto at =
+        std::size_t(std::mismatch(got.begin(), got.end(), want.begin()).first - got.begin());
+    os << "element " << at << " is " << got[at] << ", expected " << want[at];
+    return os.str();
+}
+
+// Runs a direct case on `mach`; returns what was wrong, or "" when every
+// node's result matches the reference.
+template <class T, class Draw, class Op>
+std::string run_direct(machine& mach, const test_case& c, rng& g, Draw draw, Op op) {
+    const int p = 1 << c.d;
+    const std::size_t m = c.m, P = std::size_t(p);
+    const bool per_dest =
+        c.op == op_kind::reduce_scatter || c.op == op_kind::scatter || c.op == op_kind::alltoall;
+    std::vector<std::vector<T>> in(P, std::vector<T>(per_dest ? P * m : m));
+    for (auto& v : in)
+        for (auto& x : v)
+            x = draw(g);
+    const auto fold = [&](auto element_of) { // element_of(k): node k's operand, in node order
+        T acc = element_of(0);
+        for (int k = 1; k < p; ++k)
+            acc = op(acc, element_of(k));
+        return acc;
+    };
+    const auto rank_of = [&](int node) {
+        return c.gray_order ? int(gray_rank(unsigned(node))) : node;
+    };
+    const auto node_of = [&](int rank) {
+        return c.gray_order ? int(gray_code(unsigned(rank))) : rank;
+    };
+
+    std::vector<std::vector<T>> out(P);
+    mach.run([&](node& me) {
+        const int k = me.id();
+        std::vector<T> v = in[std::size_t(k)], r;
+        const std::span<const T> cv(v);
+        const cm200::options cm{c.gray_order ? cm200::node_order::gray : cm200::node_order::binary,
+                                c.index_motion ? cm200::index_mode::motion
+                                               : cm200::index_mode::computation};
+        switch (c.op) {
+        case op_kind::broadcast:
+            broadcast(me, std::span<T>(v), c.root, broadcast_algo(c.algo));
+            r = v;
+            break;
+        case op_kind::reduce:
+            reduce(me, std::span<T>(v), c.root, op, reduce_algo(c.algo));
+            r = v;
+            break;
+        case op_kind::allreduce:
+            allreduce(me, std::span<T>(v), op, allreduce_algo(c.algo));
+            r = v;
+            break;
+        case op_kind::inclusive_scan:
+            inclusive_scan(me, std::span<T>(v), op);
+            r = v;
+            break;
+        case op_kind::exclusive_scan:
+            exclusive_scan(me, std::span<T>(v), op);
+            r = v;
+            break;
+        case op_kind::allgather:
+            r.resize(P * m);
+            allgather(me, cv, std::span<T>(r), allgather_algo(c.algo));
+            break;
+        case op_kind::reduce_scatter:
+            r.resize(m);
+            reduce_scatter(me, cv, std::span<T>(r), op, reduce_scatter_algo(c.algo));
+            break;
+        case op_kind::scatter:
+            r.resize(m);
+            scatter(me, cv, std::span<T>(r), c.root);
+            break;
+        case op_kind::gather:
+            r.resize(k == c.root ? P * m : 0);
+            gather(me, cv, std::span<T>(r), c.root);
+            break;
+        case op_kind::alltoall:
+            r.resize(P * m);
+            alltoall(me, cv, std::span<T>(r), alltoall_algo(c.algo));
+            break;
+        case op_kind::shift:
+            r.resize(m);
+            circular_shift(me, cv, std::span<T>(r), c.q, shift_algo(c.algo), shift_ring(c.ring));
+            break;
+        case op_kind::cm200_allgather:
+            r.resize(P * m);
+            cm200::allgather(me, cv, std::span<T>(r), cm200::algorithm(c.algo), cm);
+            break;
+        case op_kind::cm200_reduce_scatter: {
+            r.resize(cm_block(m, P, std::size_t(rank_of(k))).second);
+            const cm200::algorithm a =
+                c.algo == 2 ? cm200::algorithm::reduce_and_spread : cm200::algorithm(c.algo);
+            cm200::reduce_scatter(me, cv, std::span<T>(r), op, a, cm);
+            break;
+        }
+        default:
+            break;
+        }
+        out[std::size_t(k)] = std::move(r);
+    });
+
+    // The reference: what node k must hold, or nullopt where it is unspecified.
+    const auto want = [&](int k) -> std::optional<std::vector<T>> {
+        const auto K = std::size_t(k);
+        std::vector<T> w;
+        switch (c.op) {
+        case op_kind::broadcast:
+            return in[std::size_t(c.root)];
+        case op_kind::reduce:
+            if (k != c.root) return std::nullopt;
+            [[fallthrough]];
+        case op_kind::allreduce:
+            for (std::size_t i = 0; i < m; ++i)
+                w.push_back(fold([&](int j) { return in[std::size_t(j)][i]; }));
+            return w;
+        case op_kind::inclusive_scan:
+        case op_kind::exclusive_scan: {
+            const int last = c.op == op_kind::inclusive_scan ? k : k - 1;
+            if (last < 0) return std::nullopt; // node 0's exclusive scan is unspecified
+            for (std::size_t i = 0; i < m; ++i) {
+                T acc = in[0][i];
+                for (int j = 1; j <= last; ++j)
+                    acc = op(acc, in[std::size_t(j)][i]);
+                w.push_back(acc);
+            }
+            return w;
+        }
+        case op_kind::allgather:
+            for (const auto& b : in)
+                w.insert(w.end(), b.begin(), b.end());
+            return w;
+        case op_kind::reduce_scatter:
+            for (std::size_t i = 0; i < m; ++i)
+                w.push_back(fold([&](int j) { return in[std::size_t(j)][K * m + i]; }));
+            return w;
+        case op_kind::scatter:
+            return std::vector<T>(in[std::size_t(c.root)].begin() + std::ptrdiff_t(K * m),
+                                  in[std::size_t(c.root)].begin() + std::ptrdiff_t(K * m + m));
+        case op_kind::gather:
+            if (k != c.root) return std::nullopt;
+            for (const auto& b : in)
+                w.insert(w.end(), b.begin(), b.end());
+            return w;
+        case op_kind::alltoall: // block j came from node j, which meant it for node k
+            for (std::size_t j = 0; j < P; ++j)
+                w.insert(w.end(), in[j].begin() + std::ptrdiff_t(K * m),
+                         in[j].begin() + std::ptrdiff_t(K * m + m));
+            return w;
+        case op_kind::shift: {
+            // Natural ring: the Gray-code algorithms' own array, else node ids.
+            const bool gray_ring = c.ring == 2 || (c.ring == 0 && (c.algo == 1 || c.algo == 2));
+            const auto place = [&](long long r) {
+                const auto pos = unsigned(((r % p) + p) % p);
+                return gray_ring ? int(gray_code(pos)) : int(pos);
+            };
+            const long long pos = gray_ring ? gray_rank(unsigned(k)) : k;
+            return in[std::size_t(place(pos - c.q))];
+        }
+        case op_kind::cm200_allgather: // blocks in rank order
+            for (int r = 0; r < p; ++r)
+                w.insert(w.end(), in[std::size_t(node_of(r))].begin(),
+                         in[std::size_t(node_of(r))].end());
+            return w;
+        case op_kind::cm200_reduce_scatter: {
+            const auto [begin, size] = cm_block(m, P, std::size_t(rank_of(k)));
+            for (std::size_t i = begin; i < begin + size; ++i)
+                w.push_back(fold([&](int r) { return in[std::size_t(node_of(r))][i]; }));
+            return w;
+        }
+        default:
+            return std::nullopt;
+        }
+    };
+    for (int k = 0; k < p; ++k)
+        if (const auto w = want(k); w && out[std::size_t(k)] != *w)
+            return show_mismatch(k, out[std::size_t(k)], *w);
+    return "";
+}
+
+// Machines are expensive to start (2^d threads): one per (d, link capacity),
+// reused with the case's ports and cost.
+machine& machine_for(const test_case& c) {
+    static std::map<std::pair<int, std::size_t>, std::unique_ptr<machine>> machines;
+    auto& slot = machines[{c.d, c.capacity}];
+    if (!slot) {
+        config cfg = test::cfg(c.d);
+        cfg.link_capacity = c.capacity;
+        cfg.deadlock_grace = std::chrono::milliseconds(20 * test::sanitizer_slowdown);
+        slot = std::make_unique<machine>(cfg);
+    }
+    slot->set_ports(c.ports);
+    slot->set_cost(c.cost);
+    return *slot;
+}
+
+struct case_result {
+    std::string failure; // empty when the case passed
+    bool deadlocked = false;
+};
+
+case_result run_case(const test_case& c) {
+    machine& mach = machine_for(c);
+    rng g(splitmix(c.seed)); // the inputs' stream, apart from the parameters'
+    try {
+        if (c.op == op_kind::catalog) {
+            const algorithm_entry* e = builtin_catalog().find(c.catalog.op, c.catalog.algo);
+            const run_outcome o = e->run(mach, c.catalog);
+            if (!o.verified) return {"the catalog's check failed: " + o.note};
+            return {};
+        }
+        std::string failure;
+        with_elements(c.elem, [&](auto draw, auto op) {
+            using T = decltype(draw(g));
+            failure = run_direct<T>(mach, c, g, draw, op);
+            return true;
+        });
+        return {failure};
+    } catch (const deadlock_error& e) {
+        if (c.capacity == 0 && may_need_buffers(c)) return {"", true};
+        return {std::string("deadlock: ") + e.what()};
+    } catch (const std::exception& e) {
+        return {std::string("threw: ") + e.what()};
+    }
+}
+
+std::optional<std::uint64_t> env_number(const char* name) {
+    const char* s = std::getenv(name);
+    if (!s || !*s) return std::nullopt;
+    return std::strtoull(s, nullptr, 0);
+}
+
+} // namespace
+
+TEST_CASE("random differential test of the collectives against serial references") {
+    if (const auto one = env_number("HCUBE_DIFF_CASE")) {
+        const auto c = draw_case(*one);
+        REQUIRE_MESSAGE(c, "case seed " << *one << " draws a catalog case that fits nothing");
+        MESSAGE(describe(*c));
+        const case_result r = run_case(*c);
+        CHECK_MESSAGE(r.failure.empty(), describe(*c) << "\n  " << r.failure);
+        return;
+    }
+    const std::uint64_t seed = env_number("HCUBE_DIFF_SEED").value_or(20260409);
+    const double seconds =
+        double(env_number("HCUBE_DIFF_SECONDS").value_or(test::sanitized ? 20 : 60));
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    long cases = 0, deadlocks = 0, unfit = 0, failures = 0;
+    std::map<std::string, long> per_op;
+    for (std::uint64_t i = 0; elapsed() < seconds && failures < 5; ++i) {
+        const auto c = draw_case(splitmix(seed + i));
+        if (!c) {
+            ++unfit;
+            continue;
+        }
+        const case_result r = run_case(*c);
+        ++cases;
+        ++per_op[c->op == op_kind::catalog ? "catalog " + c->catalog.op : name(c->op)];
+        if (r.deadlocked) ++deadlocks;
+        if (!r.failure.empty()) {
+            ++failures;
+            FAIL_CHECK("HCUBE_DIFF_SEED=" << seed << ", case " << i << ": " << describe(*c)
+                                          << "\n  " << r.failure);
+        }
+    }
+    std::ostringstream counts;
+    for (const auto& [op, n] : per_op)
+        counts << "\n  " << op << ": " << n;
+    MESSAGE("HCUBE_DIFF_SEED=" << seed << ": " << cases << " cases in " << elapsed() << " s ("
+                               << deadlocks << " deadlocked as documented on unbuffered links, "
+                               << unfit << " catalog draws fit nothing)" << counts.str());
+    CHECK(cases > 0);
+}
