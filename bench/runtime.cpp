@@ -13,6 +13,7 @@
 //                  pattern alone is a run with it minus an empty run, and a
 //                  context switch among 4096 threads is printed beside it
 //   run overhead   empty run() for d = 0..12 vs one wake-up of every thread (<= 2x)
+//   routed         a routed message after 10^6 others vs the first 10^3 (<= 3x)
 //
 // Output: CSV (metric,d,value,unit,limit,verdict) on stdout, or to --csv FILE
 // with a readable table on stdout. --quick shortens every measurement.
@@ -382,6 +383,35 @@ void step_pattern(hcube::node& me) {
     }
 }
 
+// Routed ping-pong between the two ends of a d-cube diameter, one message in
+// flight, while every other node has finished: microseconds per message over
+// each of the `chunks` equal parts of `messages` messages. A router whose cost
+// grew with its history (issue 9) shows in the later parts.
+std::vector<double> routed_chunk_us(hcube::machine& m, long messages, int chunks) {
+    const int far = m.size() - 1;
+    std::vector<double> us;
+    m.run([&](hcube::node& me) {
+        if (me.id() != 0 && me.id() != far) return;
+        const std::vector<int> word{me.id()};
+        std::vector<int> in(1);
+        const long per = messages / chunks / 2;
+        for (int c = 0; c < chunks; ++c) {
+            const auto t0 = clock_type::now();
+            for (long i = 0; i < per; ++i) {
+                if (me.id() == 0) {
+                    me.send_routed(far, word);
+                    me.recv_routed(far, in);
+                } else {
+                    me.recv_routed(0, in);
+                    me.send_routed(0, word);
+                }
+            }
+            if (me.id() == 0) us.push_back(seconds_since(t0) * 1e6 / double(2 * per));
+        }
+    });
+    return us;
+}
+
 double run_ms(hcube::machine& m, const std::function<void(hcube::node&)>& program) {
     return m.run(program).wall_seconds * 1e3;
 }
@@ -487,6 +517,20 @@ int main(int argc, char** argv) {
             median_of(runs, [&] { return m.run([](hcube::node&) {}).wall_seconds * 1e6; });
         out.add({"wake every thread once", d, wake, "us", nan, true});
         out.add({"run() overhead", d, overhead, "us", 2 * wake, true});
+    }
+
+    // Routed messages: the cost of a message after 10^6 (--quick: 10^5) others
+    // against the first 10^3, one message in flight across a 10-cube.
+    {
+        hcube::config c;
+        c.dim = 10;
+        hcube::machine m(c);
+        const long messages = quick ? 100000 : 1000000;
+        const std::vector<double> first = routed_chunk_us(m, 1000, 1);
+        const std::vector<double> chunks = routed_chunk_us(m, messages, 10);
+        out.add({"routed message, first 10^3", 10, first.front(), "us", nan, true});
+        out.add({"routed message, last tenth of " + std::to_string(messages), 10, chunks.back(),
+                 "us", 3 * first.front(), true});
     }
 
     if (csv_path.empty()) {
