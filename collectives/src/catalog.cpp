@@ -86,8 +86,9 @@ std::string human_bytes(double bytes) {
 } // namespace
 
 const algorithm_entry* catalog::choose(const run_params& p) const {
-    // Every formula is linear in (t_s, t_w), so dividing both by a power of two
-    // keeps the order and the ties exactly, and keeps 1e308 finite.
+    // Every formula scales with (t_s, t_w) (sums of k t_s + W t_w, or maxima of
+    // them), so dividing both by a power of two keeps the order and the ties
+    // exactly, and keeps t_s = 1e308 finite.
     run_params scaled = p;
     if (const double top = std::max(p.cost.t_s, p.cost.t_w); top > 0 && std::isfinite(top)) {
         const int e = std::ilogb(top);
