@@ -9,6 +9,7 @@
 #include <string>
 
 #include <hcube/collectives/blocks.hpp>
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -95,8 +96,9 @@ inline allgather_algo choose_allgather(const node& me, double m) {
 // In place over uneven blocks: node i owns block_of(data.size(), p, i) on entry;
 // on exit every block is filled everywhere. `automatic` sizes m as the largest
 // block.
-template <wire_type T>
-void allgather_blocks(node& me, std::span<T> data, allgather_algo a = allgather_algo::hypercube) {
+template <class T = deduce_element, output_buffer<T> R>
+void allgather_blocks(node& me, R&& buffer, allgather_algo a = allgather_algo::hypercube) {
+    const auto data = output_span<T>(buffer);
     const int d = me.dim();
     if (a == allgather_algo::automatic)
         a = detail::choose_allgather(me,
@@ -124,10 +126,13 @@ void allgather_blocks(node& me, std::span<T> data, allgather_algo a = allgather_
     }
 }
 
-// all.size() == p * mine.size(); on exit all = blocks of nodes 0..p-1 in node order.
-template <wire_type T>
-void allgather(node& me, std::span<const T> mine, std::span<T> all,
+// allgather(me, mine, all): all.size() == p * mine.size(); on exit all = the
+// blocks of nodes 0..p-1 in node order.
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void allgather(node& me, const In& mine_range, Out&& all_range,
                allgather_algo a = allgather_algo::automatic) {
+    const auto mine = input_span<T>(mine_range);
+    const auto all = output_span<T>(all_range);
     const std::size_t p = std::size_t(me.size()), m = mine.size();
     if (all.size() != p * m)
         throw usage_error("allgather on node " + std::to_string(me.id()) +

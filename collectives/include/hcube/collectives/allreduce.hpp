@@ -8,6 +8,7 @@
 
 #include <hcube/collectives/allgather.hpp>
 #include <hcube/collectives/broadcast.hpp>
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/reduce.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/cost/all_to_all.hpp>
@@ -45,8 +46,11 @@ inline allreduce_algo choose_allreduce(const node& me, double m) {
 
 } // namespace detail
 
-template <wire_type T, class Op>
-void allreduce(node& me, std::span<T> data, Op op, allreduce_algo a = allreduce_algo::automatic) {
+// In place: on exit every node's data = x_0 op x_1 op ... op x_(p-1)
+// (elementwise, node order); op must be associative, need not commute.
+template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
+void allreduce(node& me, R&& buffer, Op op, allreduce_algo a = allreduce_algo::automatic) {
+    const auto data = output_span<T>(buffer);
     if (a == allreduce_algo::automatic) a = detail::choose_allreduce(me, double(data.size()));
     switch (a) {
     case allreduce_algo::hypercube:

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -111,13 +112,16 @@ void alltoall_ring(node& me, std::span<const T> in, std::span<T> out, std::size_
 
 } // namespace detail
 
-template <wire_type T>
-void alltoall(node& me, std::span<const T> in, std::span<T> out,
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void alltoall(node& me, const In& in_range, Out&& out_range,
               alltoall_algo a = alltoall_algo::automatic) {
+    using E = element_t<T, In>;
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     const std::size_t m = detail::alltoall_block_size(me, in.size(), out.size());
     if (a == alltoall_algo::automatic) {
         const cost_model& c = me.cfg().cost;
-        const double words = c.words(m * sizeof(T), sizeof(T));
+        const double words = c.words(m * sizeof(E), sizeof(E));
         a = cost::alltoall_pairwise(c.t_s, c.t_w, me.dim(), words) <
                     cost::alltoall_dimension_exchange(c.t_s, c.t_w, me.dim(), words)
                 ? alltoall_algo::pairwise

@@ -31,6 +31,7 @@
 
 #include <hcube/aspc_schedule.hpp>
 #include <hcube/collectives/detail/link_step.hpp>
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
 
@@ -105,8 +106,12 @@ void aspc_half(node& me, std::span<const T> in, std::span<T> out, std::size_t w,
 
 // ASPC of n blocks of w = in.size() / n elements per node (see the top of this
 // file), four-step under all-port, one link at a time under single-port.
-template <wire_type T>
-void aspc(node& me, std::span<const T> in, std::span<T> plus_out, std::span<T> minus_out) {
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Plus,
+          output_buffer<element_t<T, In>> Minus>
+void aspc(node& me, const In& in_range, Plus&& plus_range, Minus&& minus_range) {
+    const auto in = input_span<T>(in_range);
+    const auto plus_out = output_span<T>(plus_range);
+    const auto minus_out = output_span<T>(minus_range);
     const std::size_t n = std::size_t(me.dim());
     if (n == 0) return;
     if (in.size() % n != 0 || plus_out.size() != in.size() || minus_out.size() != in.size())

@@ -5,6 +5,7 @@
 #include <span>
 
 #include <hcube/collectives/allgather.hpp>
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/scatter.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -21,31 +22,35 @@ enum class broadcast_algo {
 // dimension first: the node relabelled v = id ^ root receives across the lowest
 // set bit of v, then forwards across every lower dimension.
 // Cost (Eq. 4.1): (t_s + t_w m) log p.
-template <wire_type T>
-void broadcast_binomial(node& me, std::span<T> data, int root) {
+template <class T = deduce_element, output_buffer<T> R>
+void broadcast_binomial(node& me, R&& buffer, int root) {
+    const auto data = output_span<T>(buffer);
     detail::check_root(me, root, "broadcast");
-    detail::scatter_tree<T>(me, root, detail::whole_message{data.size()}, data, data, 0);
+    detail::scatter_tree<element_t<T, R>>(me, root, detail::whole_message{data.size()}, data, data,
+                                          0);
 }
 
 // Message splitting (seed 000, 4.7.1, Eq. 4.13): scatter block i of the message
 // to node i (binomial scatter, 4.4), then all-to-all broadcast of the blocks
 // (Alg. 4.7). Cost: 2 (t_s log p + t_w (p-1) m/p) when p divides m; exact form
 // for any m: cost::broadcast_scatter_allgather.
-template <wire_type T>
-void broadcast_scatter_allgather(node& me, std::span<T> data, int root) {
+template <class T = deduce_element, output_buffer<T> R>
+void broadcast_scatter_allgather(node& me, R&& buffer, int root) {
+    const auto data = output_span<T>(buffer);
     detail::check_root(me, root, "broadcast");
     const detail::split_blocks extent{data.size(), std::size_t(me.size())};
-    detail::scatter_tree<T>(me, root, extent, data, data, 0);
+    detail::scatter_tree<element_t<T, R>>(me, root, extent, data, data, 0);
     allgather_blocks(me, data);
 }
 
 // In place: on entry data is valid at root; on exit at every node.
-template <wire_type T>
-void broadcast(node& me, std::span<T> data, int root,
-               broadcast_algo a = broadcast_algo::automatic) {
+template <class T = deduce_element, output_buffer<T> R>
+void broadcast(node& me, R&& buffer, int root, broadcast_algo a = broadcast_algo::automatic) {
+    const auto data = output_span<T>(buffer);
     if (a == broadcast_algo::automatic)
-        a = detail::prefer_split<T>(me, data.size(), root) ? broadcast_algo::scatter_allgather
-                                                           : broadcast_algo::binomial;
+        a = detail::prefer_split<element_t<T, R>>(me, data.size(), root)
+                ? broadcast_algo::scatter_allgather
+                : broadcast_algo::binomial;
     switch (a) {
     case broadcast_algo::binomial:
         return broadcast_binomial(me, data, root);

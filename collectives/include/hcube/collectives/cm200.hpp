@@ -40,6 +40,7 @@
 #include <hcube/cm200_index.hpp>
 #include <hcube/collectives/blocks.hpp>
 #include <hcube/collectives/detail/link_step.hpp>
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -541,9 +542,12 @@ void cycle_allgather_any(node& me, std::span<const T> in, std::span<T> out, bool
 // node's blocks are placed by G((s + G^-1(PA)) mod N) (binary order, Figure 7)
 // or the cyclic shift (s + G^-1(PA)) mod N (Gray order).
 //   (2^d - 1)(t_s + t_w M')
-template <wire_type T, class Hook = no_hook>
-void allgather_one_cycle(node& me, std::span<const T> in, std::span<T> out, options o = {},
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out,
+          class Hook = no_hook>
+void allgather_one_cycle(node& me, const In& in_range, Out&& out_range, options o = {},
                          Hook hook = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     detail::cycle_allgather_any(me, in, out, false, o, hook);
 }
 
@@ -555,17 +559,22 @@ void allgather_one_cycle(node& me, std::span<const T> in, std::span<T> out, opti
 //
 //   step u, d = 3:   location 0 --dim (t_u)%3-->   location 1 --dim (t_u+1)%3-->
 //                    location 2 --dim (t_u+2)%3-->   (t = 0 1 0 2 0 1 0)
-template <wire_type T, class Hook = no_hook>
-void allgather_d_cycles(node& me, std::span<const T> in, std::span<T> out, options o = {},
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out,
+          class Hook = no_hook>
+void allgather_d_cycles(node& me, const In& in_range, Out&& out_range, options o = {},
                         Hook hook = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     detail::cycle_allgather_any(me, in, out, true, o, hook);
 }
 
 // Seed 002, 5, alternative 3: gather everything to node 0, then one spread of
 // all N M' elements from node 0.
 //   d t_s + t_w (N-1) M' + d (t_s + t_w ceil(N M' / P))
-template <wire_type T>
-void allgather_send_and_spread(node& me, std::span<const T> in, std::span<T> out, options o = {}) {
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void allgather_send_and_spread(node& me, const In& in_range, Out&& out_range, options o = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     detail::check_allgather(me, in, out);
     detail::gather_to_zero(me, in, out, o.order);
     detail::spread(me, 0, out, detail::spread_parts(me));
@@ -573,9 +582,10 @@ void allgather_send_and_spread(node& me, std::span<const T> in, std::span<T> out
 
 // Seed 002, 5, alternative 1: each node spreads its block in turn, in rank order.
 //   N d (t_s + t_w ceil(M' / P))
-template <wire_type T>
-void allgather_one_source_at_a_time(node& me, std::span<const T> in, std::span<T> out,
-                                    options o = {}) {
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void allgather_one_source_at_a_time(node& me, const In& in_range, Out&& out_range, options o = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     detail::check_allgather(me, in, out);
     const std::size_t m = in.size();
     const node_id rank = rank_of(node_id(me.id()), o.order);
@@ -585,8 +595,10 @@ void allgather_one_source_at_a_time(node& me, std::span<const T> in, std::span<T
                        detail::spread_parts(me));
 }
 
-template <wire_type T>
-void allgather(node& me, std::span<const T> in, std::span<T> out, algorithm a, options o = {}) {
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void allgather(node& me, const In& in_range, Out&& out_range, algorithm a, options o = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     switch (a) {
     case algorithm::one_cycle:
         return allgather_one_cycle(me, in, out, o);
@@ -636,9 +648,12 @@ void cycle_reduce_any(node& me, std::span<const T> in, std::span<T> out, const O
 // Seed 002, 4.1, Figure 6: right rotation of partial results along the
 // Gray-code cycle; the partial for node b starts at b's successor.
 //   (2^d - 1)(t_s + t_w ceil(M/N))        (commutative op)
-template <wire_type T, class Op, class Hook = no_hook>
-void reduce_scatter_one_cycle(node& me, std::span<const T> in, std::span<T> out, Op op,
-                              options o = {}, Hook hook = {}) {
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out,
+          reduction_op<element_t<T, In>> Op, class Hook = no_hook>
+void reduce_scatter_one_cycle(node& me, const In& in_range, Out&& out_range, Op op, options o = {},
+                              Hook hook = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     detail::cycle_reduce_any(me, in, out, op, false, o, hook);
 }
 
@@ -646,9 +661,12 @@ void reduce_scatter_one_cycle(node& me, std::span<const T> in, std::span<T> out,
 // Location i of block j starts at j xor 2^((d-1+i) mod d) and follows
 // (t_u + i) mod d, each node adding its contribution as the partial passes.
 //   (2^d - 1)(t_s + t_w ceil(ceil(M/N)/d))  (commutative op, all-port)
-template <wire_type T, class Op, class Hook = no_hook>
-void reduce_scatter_d_cycles(node& me, std::span<const T> in, std::span<T> out, Op op,
-                             options o = {}, Hook hook = {}) {
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out,
+          reduction_op<element_t<T, In>> Op, class Hook = no_hook>
+void reduce_scatter_d_cycles(node& me, const In& in_range, Out&& out_range, Op op, options o = {},
+                             Hook hook = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     detail::cycle_reduce_any(me, in, out, op, true, o, hook);
 }
 
@@ -657,9 +675,12 @@ void reduce_scatter_d_cycles(node& me, std::span<const T> in, std::span<T> out, 
 // dimension (u + i) mod d in step u; P = d all-port, 1 single-port), then the
 // local subselection of this node's block.
 //   d (t_s + t_w ceil(M / P))  (commutative op)
-template <wire_type T, class Op>
-void reduce_scatter_reduce_and_spread(node& me, std::span<const T> in, std::span<T> out, Op op,
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out,
+          reduction_op<element_t<T, In>> Op>
+void reduce_scatter_reduce_and_spread(node& me, const In& in_range, Out&& out_range, Op op,
                                       options o = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     detail::check_reduce_scatter(me, in, out, o.order);
     constexpr bool one_value = is_commutative_v<Op>;
     const int d = me.dim();
@@ -672,13 +693,14 @@ void reduce_scatter_reduce_and_spread(node& me, std::span<const T> in, std::span
     }
     const int vars = detail::spread_parts(me);
     const subblocks sb(in.size(), vars);
-    std::vector<detail::partial<T>> cur{std::size_t(vars)}, got{std::size_t(vars)};
+    using E = element_t<T, In>;
+    std::vector<detail::partial<E>> cur{std::size_t(vars)}, got{std::size_t(vars)};
     for (int v = 0; v < vars; ++v) {
         detail::gather_channel(in, v, vars, cur[v].vals);
         if constexpr (!one_value) cur[v].runs.push_back({rank, rank});
     }
     std::vector<char> marked(std::size_t(me.size()), 0);
-    std::vector<detail::channel_io<T>> ios;
+    std::vector<detail::channel_io<E>> ios;
     for (int u = 0; u < d; ++u) {
         ios.clear();
         for (int v = 0; v < vars; ++v) {
@@ -709,9 +731,12 @@ void reduce_scatter_reduce_and_spread(node& me, std::span<const T> in, std::span
         out[s - begin] = cur[s % std::size_t(vars)].vals[s / std::size_t(vars)];
 }
 
-template <wire_type T, class Op>
-void reduce_scatter(node& me, std::span<const T> in, std::span<T> out, Op op, algorithm a,
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out,
+          reduction_op<element_t<T, In>> Op>
+void reduce_scatter(node& me, const In& in_range, Out&& out_range, Op op, algorithm a,
                     options o = {}) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     switch (a) {
     case algorithm::one_cycle:
         return reduce_scatter_one_cycle(me, in, out, op, o);

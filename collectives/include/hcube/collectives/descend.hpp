@@ -38,15 +38,18 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <hcube/aspc_schedule.hpp>
 #include <hcube/collectives/aspc.hpp>
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
 
@@ -168,13 +171,24 @@ void descend_inter_pipelined(node& me, const descend_layout& s, std::span<T> a, 
 
 } // namespace detail
 
+// f(int b, std::size_t i, const T& self, const T& plus, const T& minus) -> T:
+// the new a[i] in iteration b, given plus = a[i + 2^b mod M] and
+// minus = a[i - 2^b mod M].
+template <class F, class T>
+concept descend_kernel = std::invocable < std::remove_reference_t<F>
+&, int, std::size_t, const T&, const T&,
+    const T& >
+        &&std::convertible_to<std::invoke_result_t<std::remove_reference_t<F>&, int, std::size_t,
+                                                   const T&, const T&, const T&>,
+                              T>;
+
 // Runs the computation on this node's block `a` (L = M / N elements) of a
-// problem of size M. f(int b, std::size_t i, const T& self, const T& plus,
-// const T& minus) -> T gets plus = a[i + 2^b mod M], minus = a[i - 2^b mod M].
-template <wire_type T, class F>
-void descend(node& me, std::span<T> a, std::size_t M, F&& f,
+// problem of size M with kernel f (descend_kernel above).
+template <class T = deduce_element, output_buffer<T> R, descend_kernel<element_t<T, R>> F>
+void descend(node& me, R&& block, std::size_t M, F&& f,
              descend_schedule schedule = descend_schedule::pipelined,
              descend_order order = descend_order::descend) {
+    const auto a = output_span<T>(block);
     const descend_layout s = descend_layout_of(me, M);
     if (a.size() != s.L)
         throw usage_error("descend on node " + std::to_string(me.id()) + ": block has " +
@@ -195,11 +209,12 @@ void descend(node& me, std::span<T> a, std::size_t M, F&& f,
 }
 
 // The same computation serially, on the whole array: the reference.
-template <class T, class F>
-void descend_serial(std::span<T> a, F&& f, descend_order order = descend_order::descend) {
+template <class T = deduce_element, output_buffer<T> R, descend_kernel<element_t<T, R>> F>
+void descend_serial(R&& array, F&& f, descend_order order = descend_order::descend) {
+    const auto a = output_span<T>(array);
     const std::size_t M = a.size();
     const int log_M = std::countr_zero(M);
-    std::vector<T> next(M);
+    std::vector<element_t<T, R>> next(M);
     for (int k = 0; k < log_M; ++k) {
         const int b = order == descend_order::descend ? log_M - 1 - k : k;
         const std::size_t h = std::size_t{1} << b;

@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/collectives/scatter.hpp>
 #include <hcube/error.hpp>
@@ -28,11 +29,12 @@ enum class reduce_algo {
 // bit k is 1, else just right: combining in that order gives
 // x_0 op ... op x_{p-1} for any root.
 // Cost (Eq. 4.1): (t_s + t_w m) log p.
-template <wire_type T, class Op>
-void reduce_binomial(node& me, std::span<T> data, int root, Op op) {
+template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
+void reduce_binomial(node& me, R&& buffer, int root, Op op) {
+    const auto data = output_span<T>(buffer);
     detail::check_root(me, root, "reduce");
     const int level = detail::tree_level(me, root);
-    std::vector<T> in(level > 0 ? data.size() : 0);
+    std::vector<element_t<T, R>> in(level > 0 ? data.size() : 0);
     for (int k = 0; k < level; ++k) {
         me.recv(k, in);
         const bool left = (me.id() >> k) & 1; // the incoming run precedes ours
@@ -46,23 +48,26 @@ void reduce_binomial(node& me, std::span<T> data, int root, Op op) {
 // block i of the result on node i (Alg. 4.8), then a binomial gather (4.4)
 // collects the blocks at the root. Cost: 2 (t_s log p + t_w (p-1) m/p) when p
 // divides m; exact for any m: cost::reduce_reduce_scatter_gather.
-template <wire_type T, class Op>
-void reduce_reduce_scatter_gather(node& me, std::span<T> data, int root, Op op) {
+template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
+void reduce_reduce_scatter_gather(node& me, R&& buffer, int root, Op op) {
+    const auto data = output_span<T>(buffer);
     detail::check_root(me, root, "reduce");
     reduce_scatter_blocks(me, data, op);
     const detail::split_blocks extent{data.size(), std::size_t(me.size())};
-    detail::gather_tree<T>(me, root, extent, data, data, 0);
+    detail::gather_tree<element_t<T, R>>(me, root, extent, data, data, 0);
 }
 
 // In place: on exit data at root = x_0 op x_1 op ... op x_{p-1} (elementwise,
 // node order); other nodes' data is unspecified. `automatic` weighs Eq. 4.1
 // against cost::split_rooted, exact when p divides m and otherwise an upper
 // bound of the splitting reduction's time that costs O(log p), not O(p log p).
-template <wire_type T, class Op>
-void reduce(node& me, std::span<T> data, int root, Op op, reduce_algo a = reduce_algo::automatic) {
+template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
+void reduce(node& me, R&& buffer, int root, Op op, reduce_algo a = reduce_algo::automatic) {
+    const auto data = output_span<T>(buffer);
     if (a == reduce_algo::automatic)
-        a = detail::prefer_split<T>(me, data.size(), root) ? reduce_algo::reduce_scatter_gather
-                                                           : reduce_algo::binomial;
+        a = detail::prefer_split<element_t<T, R>>(me, data.size(), root)
+                ? reduce_algo::reduce_scatter_gather
+                : reduce_algo::binomial;
     switch (a) {
     case reduce_algo::binomial:
         return reduce_binomial(me, data, root, op);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <hcube/collectives/blocks.hpp>
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -183,9 +184,10 @@ inline reduce_scatter_algo choose_reduce_scatter(const node& me, double m, bool 
 
 // In place over uneven blocks: on exit block_of(data.size(), p, id) of data holds
 // the reduction of that block; the rest is unspecified.
-template <wire_type T, class Op>
-void reduce_scatter_blocks(node& me, std::span<T> data, Op op,
+template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
+void reduce_scatter_blocks(node& me, R&& buffer, Op op,
                            reduce_scatter_algo a = reduce_scatter_algo::hypercube) {
+    const auto data = output_span<T>(buffer);
     constexpr bool commutative = is_commutative_v<Op>;
     if (a == reduce_scatter_algo::automatic)
         a = detail::choose_reduce_scatter(
@@ -198,20 +200,24 @@ void reduce_scatter_blocks(node& me, std::span<T> data, Op op,
         detail::ordered_ring_reduce_scatter(me, data, op);
 }
 
-// in.size() == p * out.size(); out = node-order reduction of block id() of
-// everyone's `in`.
-template <wire_type T, class Op>
-void reduce_scatter(node& me, std::span<const T> in, std::span<T> out, Op op,
+// reduce_scatter(me, in, out, op): in.size() == p * out.size(); out = node-order
+// reduction of block id() of everyone's `in`.
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out,
+          reduction_op<element_t<T, In>> Op>
+void reduce_scatter(node& me, const In& in_range, Out&& out_range, Op op,
                     reduce_scatter_algo a = reduce_scatter_algo::automatic) {
+    using E = element_t<T, In>;
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     const std::size_t p = std::size_t(me.size()), m = out.size();
     if (in.size() != p * m)
         throw usage_error("reduce_scatter on node " + std::to_string(me.id()) +
                           ": in.size() = " + std::to_string(in.size()) +
                           ", expected p * out.size() = " + std::to_string(p) + " * " +
                           std::to_string(m) + " = " + std::to_string(p * m));
-    std::vector<T> work(in.begin(), in.end());
-    reduce_scatter_blocks(me, std::span<T>(work), op, a);
-    const auto mine = std::span<const T>(work).subspan(std::size_t(me.id()) * m, m);
+    std::vector<E> work(in.begin(), in.end());
+    reduce_scatter_blocks(me, work, op, a);
+    const auto mine = std::span<const E>(work).subspan(std::size_t(me.id()) * m, m);
     std::copy(mine.begin(), mine.end(), out.begin());
 }
 

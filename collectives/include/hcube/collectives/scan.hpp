@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/node.hpp>
 
@@ -57,17 +58,17 @@ void hypercube_scan(node& me, std::span<T> data, Op& op, bool inclusive) {
 } // namespace detail
 
 // In place: node k's data becomes x_0 op x_1 op ... op x_k (elementwise).
-template <wire_type T, class Op>
-void inclusive_scan(node& me, std::span<T> data, Op op) {
-    detail::hypercube_scan(me, data, op, true);
+template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
+void inclusive_scan(node& me, R&& data, Op op) {
+    detail::hypercube_scan(me, output_span<T>(data), op, true);
 }
 
 // In place: node k's data becomes x_0 op ... op x_(k-1) (elementwise). The
 // operator needs no identity: node 0's data, which would be the empty
 // reduction, is unspecified (this implementation leaves it unchanged).
-template <wire_type T, class Op>
-void exclusive_scan(node& me, std::span<T> data, Op op) {
-    detail::hypercube_scan(me, data, op, false);
+template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
+void exclusive_scan(node& me, R&& data, Op op) {
+    detail::hypercube_scan(me, output_span<T>(data), op, false);
 }
 
 } // namespace hcube

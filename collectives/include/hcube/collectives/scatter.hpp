@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <hcube/collectives/blocks.hpp>
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/cost/rooted.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -123,30 +124,36 @@ inline void check_all_size(const node& me, const char* op, std::size_t all, std:
 // Scatter (seed 000, 4.4, Eq. 4.6): `all` (p blocks of mine.size() elements,
 // block j for node j) is read at the root only; every node receives its block
 // in `mine`. Cost: t_s log p + t_w m (p-1), m = mine.size().
-template <wire_type T>
-void scatter(node& me, std::span<const T> all, std::span<T> mine, int root) {
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void scatter(node& me, const In& all_range, Out&& mine_range, int root) {
+    using E = element_t<T, In>;
+    const auto all = input_span<T>(all_range);
+    const auto mine = output_span<T>(mine_range);
     detail::check_root(me, root, "scatter");
     const std::size_t m = mine.size();
     const detail::uniform_blocks extent{m};
     const std::size_t mine_at = std::size_t(me.id()) * m;
     if (me.id() == root) {
         detail::check_all_size(me, "scatter", all.size(), m);
-        detail::scatter_tree<T>(me, root, extent, all, {}, 0);
+        detail::scatter_tree<E>(me, root, extent, all, {}, 0);
         std::copy_n(all.begin() + mine_at, m, mine.begin());
         return;
     }
     // A node at level L receives its subtree's 2^L blocks and passes on all but its own.
     const int level = detail::tree_level(me, root);
     const std::size_t origin = detail::subtree_first(me.id(), level) * m;
-    std::vector<T> run(m << level);
-    detail::scatter_tree<T>(me, root, extent, run, run, origin);
+    std::vector<E> run(m << level);
+    detail::scatter_tree<E>(me, root, extent, run, run, origin);
     std::copy_n(run.begin() + (mine_at - origin), m, mine.begin());
 }
 
 // Gather (seed 000, 4.4, Eq. 4.6): the inverse of scatter; `all` is written at
 // the root only. Cost: t_s log p + t_w m (p-1), m = mine.size().
-template <wire_type T>
-void gather(node& me, std::span<const T> mine, std::span<T> all, int root) {
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void gather(node& me, const In& mine_range, Out&& all_range, int root) {
+    using E = element_t<T, In>;
+    const auto mine = input_span<T>(mine_range);
+    const auto all = output_span<T>(all_range);
     detail::check_root(me, root, "gather");
     const std::size_t m = mine.size();
     const detail::uniform_blocks extent{m};
@@ -154,14 +161,14 @@ void gather(node& me, std::span<const T> mine, std::span<T> all, int root) {
     if (me.id() == root) {
         detail::check_all_size(me, "gather", all.size(), m);
         std::copy(mine.begin(), mine.end(), all.begin() + mine_at);
-        detail::gather_tree<T>(me, root, extent, all, all, 0);
+        detail::gather_tree<E>(me, root, extent, all, all, 0);
         return;
     }
     const int level = detail::tree_level(me, root);
     const std::size_t origin = detail::subtree_first(me.id(), level) * m;
-    std::vector<T> run(m << level);
+    std::vector<E> run(m << level);
     std::copy(mine.begin(), mine.end(), run.begin() + (mine_at - origin));
-    detail::gather_tree<T>(me, root, extent, run, run, origin);
+    detail::gather_tree<E>(me, root, extent, run, run, origin);
 }
 
 } // namespace hcube

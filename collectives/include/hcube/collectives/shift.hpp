@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include <hcube/collectives/ranges.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -134,9 +135,11 @@ inline shift_algo cheapest_shift(const node& me, std::size_t m, long long q, boo
 
 } // namespace detail
 
-template <wire_type T>
-void circular_shift(node& me, std::span<const T> in, std::span<T> out, long long q,
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void circular_shift(node& me, const In& in_range, Out&& out_range, long long q,
                     shift_algo a = shift_algo::automatic, shift_ring ring = shift_ring::natural) {
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
     if (in.size() != out.size())
         throw usage_error("circular_shift on node " + std::to_string(me.id()) + ": in has " +
                           std::to_string(in.size()) + " elements and out has " +
