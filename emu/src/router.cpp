@@ -119,8 +119,9 @@ void router::place(int which, routed_message& msg, std::vector<int>& woken) {
         msg.arrival.steps = std::int64_t(g + dur);
     }
     if (--msg.unplaced == 0) {
-        msg.ready.store(true, std::memory_order_release);
+        // Once ready, the receiver may take and free the message.
         woken.push_back(msg.dest);
+        msg.ready.store(true, std::memory_order_release);
     }
 }
 
