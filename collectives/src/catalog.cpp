@@ -224,8 +224,7 @@ std::optional<exact_form> uneven_blocks_form(const run_params& p, std::size_t me
 algorithm_entry needs_buffers(algorithm_entry e, int min_dim, std::optional<port_model> only,
                               std::string why) {
     e.needs_buffered_links = [min_dim, only, why = std::move(why)](const run_params& p) {
-        if (p.dim < min_dim || (only && p.ports != *only)) return std::string();
-        return only ? why + " (" + std::string(to_string(*only)) + ")" : why;
+        return p.dim < min_dim || (only && p.ports != *only) ? std::string() : why;
     };
     return e;
 }
