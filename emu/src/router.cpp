@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <tuple>
 
 namespace hcube::detail {
 
@@ -23,16 +24,17 @@ void router::reset(int p, int dim, bool trace) {
     p_ = p;
     dim_ = dim;
     trace_ = trace;
+    const key none{infinity, p, 0};
     for (domain& dm : dom_) {
-        dm.queue = {};
-        dm.bounds.assign(2 * std::size_t(p), key{0, 0, 0});
-        for (int i = 0; i < p; ++i)
-            dm.bounds[std::size_t(p + i)] = {0, i, 0};
-        for (int i = p - 1; i >= 1; --i)
-            dm.bounds[std::size_t(i)] =
-                std::min(dm.bounds[2 * std::size_t(i)], dm.bounds[2 * std::size_t(i) + 1]);
+        dm.bound.resize(std::size_t(p));
+        for (int n = 0; n < p; ++n)
+            dm.bound[std::size_t(n)] = {0, n, 0};
+        dm.queued.assign(std::size_t(p), {});
+        dm.low.assign(2 * std::size_t(p), none);
+        dm.low_queued.assign(2 * std::size_t(p), none);
+        for (int n = 0; n < p; ++n)
+            update(dm, n);
         dm.busy.assign(std::size_t(p) * dim, {});
-        dm.frontier = 0;
     }
     used_.store(false, std::memory_order_relaxed);
     messages_ = 0;
@@ -41,28 +43,50 @@ void router::reset(int p, int dim, bool trace) {
     fixes_.clear();
 }
 
-// Bounds only rise: a late publish of an older, lower bound changes nothing.
-void router::raise(domain& dm, int id, key k) {
-    std::size_t i = std::size_t(p_ + id);
-    if (!(dm.bounds[i] < k)) return;
-    dm.bounds[i] = k;
+// Recomputes node n's leaf and the blocks above it.
+void router::update(domain& dm, int n) {
+    const auto& q = dm.queued[std::size_t(n)];
+    std::size_t i = std::size_t(p_ + n);
+    dm.low_queued[i] = q.empty() ? key{infinity, p_, 0} : q.top().k;
+    dm.low[i] = std::min(dm.bound[std::size_t(n)], dm.low_queued[i]);
     for (i /= 2; i >= 1; i /= 2) {
-        const key m = std::min(dm.bounds[2 * i], dm.bounds[2 * i + 1]);
-        if (!(dm.bounds[i] < m) && !(m < dm.bounds[i])) break; // the minimum above is unchanged
-        dm.bounds[i] = m;
+        dm.low[i] = std::min(dm.low[2 * i], dm.low[2 * i + 1]);
+        dm.low_queued[i] = std::min(dm.low_queued[2 * i], dm.low_queued[2 * i + 1]);
     }
 }
 
-// Places every queued message that no node can still undercut.
-void router::drain(std::vector<int>& woken) {
-    for (int which = 0; which < 2; ++which) {
-        domain& dm = dom_[which];
-        while (!dm.queue.empty() && dm.queue.top().k < dm.bounds[1]) {
-            routed_message& msg = *dm.queue.top().msg;
-            dm.queue.pop();
+// Places every message that became the least key of its block after node n's
+// leaf changed. Only blocks above n can have changed, so the walk goes up from
+// n; a placement changes its source's leaf, and the walk starts again there.
+void router::settle(int which, int n, std::vector<int>& woken) {
+    domain& dm = dom_[which];
+    for (bool placed = true; placed;) {
+        placed = false;
+        std::size_t i = std::size_t(p_ + n);
+        for (int height = 0; i >= 1; i /= 2, ++height) {
+            if (!(dm.low[i] == dm.low_queued[i]) || dm.low[i].t == infinity) continue;
+            // The block's least key is a queued message; it may go if its own
+            // block is no larger than this one.
+            const int source = dm.low[i].node;
+            routed_message& msg = *dm.queued[std::size_t(source)].top().msg;
+            if (int(std::bit_width(unsigned(msg.source ^ msg.dest))) - 1 > height) continue;
+            dm.queued[std::size_t(source)].pop();
+            update(dm, source);
             place(which, msg, woken);
+            n = source;
+            placed = true;
+            break;
         }
     }
+}
+
+// Bounds only rise: a late publish of an older, lower bound changes nothing.
+void router::raise(int which, int n, key k, std::vector<int>& woken) {
+    domain& dm = dom_[which];
+    if (!(dm.bound[std::size_t(n)] < k)) return;
+    dm.bound[std::size_t(n)] = k;
+    update(dm, n);
+    settle(which, n, woken);
 }
 
 // Cut-through: the earliest g >= w at which every link of the E-cube path is
@@ -70,7 +94,6 @@ void router::drain(std::vector<int>& woken) {
 void router::place(int which, routed_message& msg, std::vector<int>& woken) {
     domain& dm = dom_[which];
     const double w = on(msg.wanted, which), dur = on(msg.duration, which);
-    dm.frontier = std::max(dm.frontier, w);
     const unsigned path = unsigned(msg.source ^ msg.dest);
     const auto link_of = [&](int x, int k) { return std::size_t(x) * dim_ + k; };
 
@@ -83,11 +106,10 @@ void router::place(int which, routed_message& msg, std::vector<int>& woken) {
             for (unsigned rest = path; rest; rest &= rest - 1) {
                 const int k = std::countr_zero(rest);
                 auto& busy = dm.busy[link_of(x, k)];
-                // Reservations that ended before the frontier can meet no
-                // message placed from now on.
-                const auto live = std::find_if(busy.begin(), busy.end(), [&](const interval& iv) {
-                    return iv.end > dm.frontier;
-                });
+                // Reservations that ended by w can meet no message placed on
+                // this link from now on: those have larger keys, so w or later.
+                const auto live = std::find_if(busy.begin(), busy.end(),
+                                               [&](const interval& iv) { return iv.end > w; });
                 busy.erase(busy.begin(), live);
                 for (const interval& iv : busy) {
                     if (iv.begin >= g + dur) break;
@@ -139,24 +161,36 @@ void router::submit(routed_message& msg, vclock bound, std::vector<int>& woken) 
     }
     for (int which = 0; which < 2; ++which) {
         domain& dm = dom_[which];
-        dm.queue.push({{on(msg.wanted, which), msg.source, msg.seq}, &msg});
-        raise(dm, msg.source, {on(bound, which), msg.source, msg.seq + 1});
+        dm.queued[std::size_t(msg.source)].push(
+            {{on(msg.wanted, which), msg.source, msg.seq}, &msg});
+        const key next{on(bound, which), msg.source, msg.seq + 1};
+        dm.bound[std::size_t(msg.source)] = std::max(dm.bound[std::size_t(msg.source)], next);
+        update(dm, msg.source);
+        settle(which, msg.source, woken);
     }
-    drain(woken);
 }
 
 void router::publish(int id, std::uint64_t seq, vclock bound, std::vector<int>& woken) {
     std::lock_guard lock(mu_);
     for (int which = 0; which < 2; ++which)
-        raise(dom_[which], id, {on(bound, which), id, seq});
-    drain(woken);
+        raise(which, id, {on(bound, which), id, seq}, woken);
 }
 
 void router::finish(int id, std::vector<int>& woken) {
     std::lock_guard lock(mu_);
-    for (domain& dm : dom_)
-        raise(dm, id, {infinity, id, 0});
-    drain(woken);
+    for (int which = 0; which < 2; ++which)
+        raise(which, id, {infinity, id, 0}, woken);
+}
+
+std::vector<congestion_event> router::congestion() const {
+    std::vector<congestion_event> events = congestion_;
+    const auto order = [](const congestion_event& e) {
+        return std::tie(e.wanted, e.source, e.granted, e.dest, e.from, e.dim);
+    };
+    std::sort(
+        events.begin(), events.end(),
+        [&](const congestion_event& a, const congestion_event& b) { return order(a) < order(b); });
+    return events;
 }
 
 bool router::force(std::vector<int>& woken) {
@@ -164,13 +198,15 @@ bool router::force(std::vector<int>& woken) {
     bool placed = false;
     for (int which = 0; which < 2; ++which) {
         domain& dm = dom_[which];
-        if (dm.queue.empty()) continue;
-        routed_message& msg = *dm.queue.top().msg;
-        dm.queue.pop();
+        if (dm.low_queued[1].t == infinity) continue;
+        const int source = dm.low_queued[1].node;
+        routed_message& msg = *dm.queued[std::size_t(source)].top().msg;
+        dm.queued[std::size_t(source)].pop();
+        update(dm, source);
         place(which, msg, woken);
+        settle(which, source, woken);
         placed = true;
     }
-    drain(woken);
     return placed;
 }
 

@@ -7,36 +7,42 @@
 // link at overlapping times goes first must depend on the program only, so
 // messages are placed in the order of their key (w, src, seq), seq counting the
 // source's routed sends: earlier virtual start first, the lower source on a tie.
-// This is a conservative simulation. A message may be placed only when no node
-// can still send one with a smaller key, and each node publishes a lower bound
-// on the keys it can still send:
+// This is a conservative simulation. A message may be placed only when no
+// message with a smaller key can still want one of its links. On its way from
+// src, a message crosses dimension k at a node that still has src's bits k and
+// up, so only sources in src's block of the highest dimension k_h it crosses
+// (the 2^k_h nodes that share its bits k_h and up) can ever use its links.
+// Each node publishes a lower bound on the keys it can still send:
 //
 //   running or parked   max(clock, earliest free send port)   clocks only grow
 //   waiting in recv_routed for a message m not yet placed
 //                       m.w + m.duration: it cannot send before m arrives
 //   finished            +infinity
 //
-// A stale bound is still a bound, so nodes publish only when it is cheap: when
-// they send routed, start waiting for a routed message, park, or finish. The
-// bounds sit in a min-tree; the pending messages in a heap; every publish
-// places the heap's head while its key is below the tree's minimum.
+// and a message is placed once it is the smallest key, pending or bound, of its
+// block. The blocks are the subtrees of a min-tree over node ids, so a publish
+// costs O(d) and a message waits only for the nodes that could delay it: a
+// step across dimension 0 for no one but its sender, one across the top
+// dimension for half the machine. A stale bound is still a bound, so nodes
+// publish only when it is cheap: when they send routed, start waiting for a
+// routed message, park, or finish.
 //
 // When every node is parked and something is still pending, no bound can rise
-// any more: the node that parked last places the head anyway (force()), and
-// again until a placement wakes someone. The result is still a function of the
-// program (the parked state is), but a node that was blocked on a full link,
-// not on a message, might later send with a smaller key; with the default link
-// capacity only programs that fill a link hit this.
+// any more: the node that parked last places the smallest pending message
+// anyway (force()), and again until a placement wakes someone. The result is
+// still a function of the program (the parked state is), but a node that was
+// blocked on a full link, not on a message, might later send with a smaller
+// key; with the default link capacity only programs that fill a link hit this.
 //
 // Both clocks of a vclock run this independently (domain 0: time under the cost
 // model; domain 1: steps, every message one step), so the report's steps are
 // the same critical path as its virtual time at t_s = 1, t_w = 0, congestion
 // included.
 //
-// Placed intervals that end before the last placed start can never matter
-// again and are dropped, so memory follows the messages in flight, not the
-// history. One lock guards it all: routed traffic is for teaching and
-// correctness, not the fast path.
+// A link's reservations that end before the start of a message placed on it
+// can never matter again (later ones on it have larger keys) and are dropped,
+// so memory follows the messages in flight, not the history. One lock guards it all: routed traffic
+// is for teaching and correctness, not the fast path.
 #pragma once
 
 #include <atomic>
@@ -65,6 +71,7 @@ struct routed_message {
     int unplaced = 2;               // domains still to place it (router lock)
     std::atomic<bool> ready{false}; // placed in both: arrival is final (release)
     std::size_t elem = 0;
+    std::uint32_t type = 0; // wire_type_id of the elements (node.hpp)
     std::vector<unsigned char> data;
 };
 
@@ -90,7 +97,9 @@ public:
     // After the run (no lock needed then).
     std::uint64_t messages() const noexcept { return messages_; }
     const std::vector<link_stats>& traffic() const noexcept { return traffic_; }
-    const std::vector<congestion_event>& congestion() const noexcept { return congestion_; }
+    // One event per delayed message, in key order (messages of different
+    // blocks are placed in whatever order their blocks settle).
+    std::vector<congestion_event> congestion() const;
     // (sender, trace index, arrival time) of every placed message, for the trace.
     struct trace_fix {
         int node;
@@ -105,6 +114,7 @@ private:
         double t;
         int node;
         std::uint64_t seq;
+        friend bool operator==(const key&, const key&) = default;
         friend bool operator<(const key& a, const key& b) noexcept {
             if (a.t != b.t) return a.t < b.t;
             if (a.node != b.node) return a.node < b.node;
@@ -121,15 +131,20 @@ private:
             return b.k < a.k; // std::priority_queue is a max-heap
         }
     };
+    // One clock's placement state. Tree nodes 1 .. 2p-1, leaf of node n at
+    // p + n; the node at height h above a leaf is the block of 2^h ids that
+    // share their bits h and up.
     struct domain {
-        std::priority_queue<pending> queue;
-        std::vector<key> bounds;                 // min-tree: leaves at [p, 2p)
+        std::vector<key> bound;                           // per node
+        std::vector<std::priority_queue<pending>> queued; // per source, unplaced
+        std::vector<key> low;                    // per tree node: least bound or queued key below
+        std::vector<key> low_queued;             // per tree node: least queued key below
         std::vector<std::vector<interval>> busy; // per link, sorted, disjoint
-        double frontier = 0;                     // start of the last placed message
     };
 
-    void raise(domain& dm, int id, key k);
-    void drain(std::vector<int>& woken);
+    void update(domain& dm, int n);
+    void settle(int which, int n, std::vector<int>& woken);
+    void raise(int which, int n, key k, std::vector<int>& woken);
     void place(int which, routed_message& msg, std::vector<int>& woken);
 
     std::mutex mu_;
