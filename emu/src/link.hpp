@@ -70,13 +70,16 @@ enum class payload : std::uint8_t {
     borrowed,     // the sender's own buffer; the sender waits until it is consumed
 };
 
-// One message. With its slot's sequence number it fills one cache line.
+// One message. With its slot's sequence number it fills one cache line: the
+// element type is a 24-bit id (node.hpp, wire_type_id), which also gives its
+// size, so any element size fits.
 struct descriptor {
     static constexpr std::size_t inline_capacity = 32;
+    static constexpr unsigned type_bits = 24;
 
-    vclock arrival;          // when the last word arrives at the receiver
-    std::uint32_t bytes = 0; // payload size
-    std::uint16_t elem = 0;  // element size of the sender's type
+    vclock arrival;                     // when the last word arrives at the receiver
+    std::uint32_t bytes = 0;            // payload size
+    std::uint32_t type : type_bits = 0; // element type of the sender's range
     payload kind = payload::inline_bytes;
     union {
         unsigned char data[inline_capacity];
@@ -181,12 +184,26 @@ public:
 
     std::atomic<bool>& reading() noexcept { return consumer_.reading; }
 
+    // Each message not yet received, oldest first, for a report made from
+    // another thread while neither end moves: it reads only published slots
+    // (their seq, with acquire), never an index the producer owns.
+    template <class F>
+    void for_each_pending(F f) const {
+        const auto& c = consumer_;
+        const std::uint64_t head = c.head.load(std::memory_order_acquire);
+        for (std::uint64_t n = head; n - head <= c.mask; ++n) {
+            const slot& s = c.slots[n & c.mask];
+            if (s.seq.load(std::memory_order_acquire) != n + 1) break;
+            f(s.d);
+        }
+    }
+
 private:
     struct alignas(cache_line) slot {
         std::atomic<std::uint64_t> seq{0};
         descriptor d;
     };
-    static_assert(sizeof(slot) == cache_line);
+    static_assert(sizeof(slot) == cache_line, "a slot (seq + descriptor) is one cache line");
 
     std::vector<slot, tbb::cache_aligned_allocator<slot>> slots_;
     struct alignas(cache_line) producer_side {

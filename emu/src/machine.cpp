@@ -3,14 +3,19 @@
 #include <hcube/machine.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <fstream>
+#include <iomanip>
 #include <sstream>
 #include <system_error>
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "state.hpp"
 
@@ -89,6 +94,74 @@ void validate(const config& c) {
     if (bad(c.cost.t_s) || bad(c.cost.t_w))
         throw usage_error("machine: cost model t_s = " + std::to_string(c.cost.t_s) +
                           ", t_w = " + std::to_string(c.cost.t_w) + " must be finite and >= 0");
+    if (c.link_capacity > max_link_capacity)
+        throw usage_error("machine: link_capacity " + std::to_string(c.link_capacity) +
+                          " is above the maximum " + std::to_string(max_link_capacity) +
+                          " messages");
+}
+
+// The first number in `path` (after `skip` characters), or -1.
+long long read_number(const char* path, std::size_t skip = 0) {
+    std::ifstream f(path);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (skip >= text.size()) return -1;
+    try {
+        return std::stoll(text.substr(skip));
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
+long long count_lines(const char* path) {
+    std::ifstream f(path);
+    return std::count(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), '\n');
+}
+
+std::string status_field(const char* path, const std::string& key) {
+    std::ifstream f(path);
+    for (std::string line; std::getline(f, line);)
+        if (line.rfind(key, 0) == 0) return line.substr(key.size());
+    return "";
+}
+
+// A number of bytes in GiB, or MiB below 1 GiB, with one decimal.
+std::string mebibytes(double bytes) {
+    const bool gib = bytes >= double(1ull << 30);
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(1) << bytes / double(1ull << (gib ? 30 : 20))
+       << (gib ? " GiB" : " MiB");
+    return os.str();
+}
+
+// What node i's links and routed inbox hold unread, for the deadlock report:
+// "; 1 message pending on dim 0 from node 1, 16 bytes". Nodes are parked, so
+// links are read as for_each_pending allows, the inbox under its lock.
+std::string pending_messages(machine_state& m, int i) {
+    std::ostringstream os;
+    const auto item = [&](std::uint64_t messages, std::uint64_t bytes, const char* kind,
+                          const std::string& from) {
+        if (messages == 0) return;
+        os << "; " << messages << kind << (messages == 1 ? " message" : " messages") << " pending "
+           << from << ", " << bytes << " bytes";
+    };
+    for (int k = 0; k < m.cfg.dim; ++k) {
+        std::uint64_t messages = 0, bytes = 0;
+        m.out_link(i ^ (1 << k), k).for_each_pending([&](const descriptor& d) {
+            messages += 1;
+            bytes += d.bytes;
+        });
+        item(messages, bytes, "",
+             "on dim " + std::to_string(k) + " from node " + std::to_string(i ^ (1 << k)));
+    }
+    node_state& s = m.nodes[i];
+    std::lock_guard lock(s.routed_mu);
+    for (const auto& [source, queue] : s.routed_inbox) {
+        std::uint64_t bytes = 0;
+        for (const auto& msg : queue)
+            bytes += msg.data.size();
+        item(queue.size(), bytes, " routed", "from node " + std::to_string(source));
+    }
+    return os.str();
 }
 
 std::string describe(int dim, const wait_info& w) {
@@ -125,6 +198,75 @@ std::string describe(int dim, const wait_info& w) {
 
 } // namespace
 
+detail::os_limits detail::read_os_limits() {
+    os_limits lim;
+    lim.max_map_count = read_number("/proc/sys/vm/max_map_count");
+    lim.maps_in_use = count_lines("/proc/self/maps");
+    lim.pid_max = read_number("/proc/sys/kernel/pid_max");
+    lim.threads_max = read_number("/proc/sys/kernel/threads-max");
+    {
+        // "0.52 0.58 0.59 3/412 12345": 412 tasks exist.
+        std::ifstream f("/proc/loadavg");
+        std::string load;
+        for (int i = 0; i < 4 && f >> load; ++i) {
+        }
+        const auto slash = load.find('/');
+        if (slash != std::string::npos) lim.tasks = std::stoll(load.substr(slash + 1));
+    }
+    rlimit nproc{};
+    // Root is exempt from RLIMIT_NPROC.
+    if (geteuid() != 0 && getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
+        lim.nproc = static_cast<long long>(nproc.rlim_cur);
+    const std::string threads = status_field("/proc/self/status", "Threads:");
+    lim.own_threads = threads.empty() ? 1 : std::stoll(threads);
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) lim.memory = double(pages) * double(page);
+    return lim;
+}
+
+std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
+    const long long p = 1ll << c.dim;
+    const std::string threads = "2^" + std::to_string(c.dim) + " node threads";
+    // A value to suggest for a limit that must exceed `need`.
+    const auto raise_to = [](long long need) {
+        return std::to_string(std::bit_ceil(static_cast<unsigned long long>(2 * need)));
+    };
+    std::vector<std::string> why;
+    if (const long long need = 2 * p + lim.maps_in_use;
+        lim.max_map_count >= 0 && need > lim.max_map_count)
+        why.push_back(threads + " need about " + std::to_string(2 * p) +
+                      " memory mappings (a stack and its guard page each) besides the " +
+                      std::to_string(lim.maps_in_use) + " in use, and vm.max_map_count is " +
+                      std::to_string(lim.max_map_count) +
+                      " (raise it: sysctl -w vm.max_map_count=" + raise_to(need) + ")");
+    const auto tasks = [&](long long limit, const std::string& name) {
+        if (const long long need = p + lim.tasks; limit >= 0 && need > limit)
+            why.push_back(threads + " need " + std::to_string(p) + " thread ids besides the " +
+                          std::to_string(lim.tasks) + " tasks running, and " + name + " is " +
+                          std::to_string(limit) + " (raise it: sysctl -w " + name + "=" +
+                          raise_to(need) + ")");
+    };
+    tasks(lim.pid_max, "kernel.pid_max");
+    tasks(lim.threads_max, "kernel.threads-max");
+    if (const long long need = p + lim.own_threads; lim.nproc >= 0 && need > lim.nproc)
+        why.push_back(threads + " and this process's " + std::to_string(lim.own_threads) +
+                      " threads exceed RLIMIT_NPROC " + std::to_string(lim.nproc) +
+                      " (raise it: ulimit -u " + raise_to(need) + ")");
+    const double slots = double(std::bit_ceil(std::max<std::size_t>(c.link_capacity, 1)));
+    const double links = double(p) * c.dim;
+    if (const double need = links * slots * double(cache_line); lim.memory > 0 && need > lim.memory)
+        why.push_back("with link_capacity " + std::to_string(c.link_capacity) + ", the " +
+                      std::to_string(std::llround(links)) + " links of " +
+                      std::to_string(std::llround(slots)) + " 64-byte slots need " +
+                      mebibytes(need) + ", more than the " + mebibytes(lim.memory) +
+                      " of memory (lower link_capacity)");
+    if (why.empty()) return "";
+    std::string out = "machine: cannot start a " + std::to_string(c.dim) + "-cube here: ";
+    for (std::size_t i = 0; i < why.size(); ++i)
+        out += (i ? "; " : "") + why[i];
+    return out + "; or use a smaller dimension";
+}
+
 void machine_state::cancel(int failed_node) noexcept {
     int none = -1;
     first_failure.compare_exchange_strong(none, failed_node, std::memory_order_acq_rel);
@@ -138,6 +280,9 @@ void machine_state::cancel(int failed_node) noexcept {
 machine::machine(config cfg)
     : state_(std::make_unique<machine_state>()) {
     validate(cfg);
+    if (const std::string why = detail::os_limit_problems(cfg, detail::read_os_limits());
+        !why.empty())
+        throw error(why);
     machine_state& m = *state_;
     m.cfg = cfg;
     m.p = 1 << cfg.dim;
@@ -343,7 +488,8 @@ run_report machine::run(const std::function<void(node&)>& program) {
             }
             if (now - stable_since < m.cfg.deadlock_grace) continue;
             for (auto& w : waits)
-                w.what = describe(m.cfg.dim, m.nodes[w.node].waiting_for);
+                w.what =
+                    describe(m.cfg.dim, m.nodes[w.node].waiting_for) + pending_messages(m, w.node);
             deadlock = std::move(waits);
             m.cancel(deadlock_marker);
         }
@@ -355,16 +501,24 @@ run_report machine::run(const std::function<void(node&)>& program) {
         drain(m);
         const int failed = m.first_failure.load(std::memory_order_acquire);
         if (failed == deadlock_marker) throw deadlock_error(std::move(deadlock));
-        std::exception_ptr original = m.nodes[failed].error;
-        std::string what = "unknown exception";
-        try {
-            if (original) std::rethrow_exception(original);
-            what = "cancelled while a rendezvous send was outstanding";
-        } catch (const std::exception& e) {
-            what = e.what();
-        } catch (...) {
+        // Every node that threw, in node order: which of them cancelled the
+        // run first depends on the scheduler, the set does not.
+        std::vector<node_failure> failures;
+        for (int i = 0; i < m.p; ++i) {
+            const std::exception_ptr& original = m.nodes[i].error;
+            if (!original) continue;
+            std::string what = "unknown exception";
+            try {
+                std::rethrow_exception(original);
+            } catch (const std::exception& e) {
+                what = e.what();
+            } catch (...) {
+            }
+            failures.push_back({i, what, original});
         }
-        throw run_error(failed, what, original);
+        if (failures.empty())
+            failures.push_back({failed, "cancelled while a rendezvous send was outstanding", {}});
+        throw run_error(std::move(failures));
     }
     if (const auto left = drain(m); !left.empty()) throw error(undelivered_message(left));
 

@@ -43,6 +43,11 @@ std::string elements(std::size_t bytes, std::size_t elem) {
            " bytes";
 }
 
+std::string type_mismatch(std::uint32_t sent, std::uint32_t received) {
+    return "message was sent as " + wire_type_name(sent) + ", received as " +
+           wire_type_name(received);
+}
+
 void throw_if_cancelled(const machine_state& m) {
     if (m.cancelled.load(std::memory_order_acquire)) throw run_cancelled{};
 }
@@ -235,7 +240,8 @@ struct access {
     // Sends on link k: waits while the link is full, then reserves the send
     // port and fills the next slot in place (payload inline, on the heap, or
     // borrowed) and publishes it. Returns the message's sequence number.
-    std::uint64_t post(int k, const void* data, std::size_t bytes, std::size_t elem, bool borrow) {
+    std::uint64_t post(int k, const void* data, std::size_t bytes, std::size_t elem,
+                       std::uint32_t type, bool borrow) {
         if (bytes > std::numeric_limits<std::uint32_t>::max())
             fail(id, "message of " + std::to_string(bytes) + " bytes exceeds the 4 GiB limit");
         link& l = *s.out[k];
@@ -252,7 +258,8 @@ struct access {
         descriptor& d = l.back();
         d.arrival = start + dur;
         d.bytes = std::uint32_t(bytes);
-        d.elem = std::uint16_t(elem);
+        static_assert(max_wire_type_id >> descriptor::type_bits == 0);
+        d.type = type;
         if (bytes <= descriptor::inline_capacity) {
             d.kind = payload::inline_bytes;
             d.store_inline(data, bytes);
@@ -279,9 +286,9 @@ struct access {
 
     bool synchronous() const noexcept { return m.cfg.link_capacity == 0; }
 
-    void send(int k, const void* data, std::size_t bytes, std::size_t elem) {
+    void send(int k, const void* data, std::size_t bytes, std::size_t elem, std::uint32_t type) {
         check_dim(k, "send");
-        const std::uint64_t seq = post(k, data, bytes, elem, false);
+        const std::uint64_t seq = post(k, data, bytes, elem, type, false);
         if (synchronous()) {
             pending_deliveries pending(m, s, id);
             pending.add(k, seq, false);
@@ -310,25 +317,24 @@ struct access {
     }
 
     void check_sizes(int k, const descriptor& d, std::size_t bytes, std::size_t elem,
-                     bool exact) const {
-        if (d.elem != elem || (exact && d.bytes != bytes)) size_mismatch(k, d, bytes, elem);
+                     std::uint32_t type, bool exact) const {
+        if (d.type != type || (exact && d.bytes != bytes)) size_mismatch(k, d, bytes, elem, type);
     }
 
     [[noreturn, gnu::cold]] void size_mismatch(int k, const descriptor& d, std::size_t bytes,
-                                               std::size_t elem) const {
-        const std::string from =
-            " from node " + std::to_string(id ^ (1 << k)) + " on dimension " + std::to_string(k);
-        if (d.elem != elem)
-            fail(id, "recv" + from + ": message was sent as " + std::to_string(d.elem) +
-                         "-byte elements, received as " + std::to_string(elem) + "-byte elements");
-        fail(id, "recv" + from + ": expected " + elements(bytes, elem) + ", message has " +
-                     elements(d.bytes, d.elem));
+                                               std::size_t elem, std::uint32_t type) const {
+        const std::string what = "recv from node " + std::to_string(id ^ (1 << k)) +
+                                 " on dimension " + std::to_string(k) + ": ";
+        if (d.type != type) fail(id, what + type_mismatch(d.type, type));
+        fail(id, what + "expected " + elements(bytes, elem) + ", message has " +
+                     elements(d.bytes, elem));
     }
 
     // Copies the front message of in link k into dst (nullptr: ask the sink),
     // releases it to the sender and charges the receive.
+    // `elem`: the element size, which check_sizes in dest confirmed.
     template <class Dest>
-    void take(int k, Dest dest) {
+    void take(int k, std::size_t elem, Dest dest) {
         link& l = *s.in[k];
         const descriptor& d = l.front();
         void* dst = dest(d);
@@ -347,24 +353,24 @@ struct access {
         if (borrowed) l.reading().store(false, std::memory_order_release);
         if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
         const vclock arrival = d.arrival;
-        const vclock dur = m.message_duration(d.bytes, d.elem);
+        const vclock dur = m.message_duration(d.bytes, elem);
         l.pop();
         m.wake(m.nodes[id ^ (1 << k)]);
         charge_receive(arrival, dur);
     }
 
-    void recv_exact(int k, void* data, std::size_t bytes, std::size_t elem) {
+    void recv_exact(int k, void* data, std::size_t bytes, std::size_t elem, std::uint32_t type) {
         await_message(k, bytes, true);
-        take(k, [&](const descriptor& d) {
-            check_sizes(k, d, bytes, elem, true);
+        take(k, elem, [&](const descriptor& d) {
+            check_sizes(k, d, bytes, elem, type, true);
             return data;
         });
     }
 
     void recv_sink(int k, const byte_sink& in) {
         await_message(k, 0, false);
-        take(k, [&](const descriptor& d) {
-            check_sizes(k, d, 0, in.elem, false);
+        take(k, in.elem, [&](const descriptor& d) {
+            check_sizes(k, d, 0, in.elem, in.type, false);
             return in.alloc(in.ctx, d.bytes);
         });
     }
@@ -375,19 +381,19 @@ struct access {
 } // namespace
 
 void node::send_bytes(int k, bytes_view out) {
-    access{*m_, *s_, id_}.send(k, out.data, out.bytes, out.elem);
+    access{*m_, *s_, id_}.send(k, out.data, out.bytes, out.elem, out.type);
 }
 
 void node::recv_bytes(int k, bytes_span in) {
     access a{*m_, *s_, id_};
     a.check_dim(k, "recv");
-    a.recv_exact(k, in.data, in.bytes, in.elem);
+    a.recv_exact(k, in.data, in.bytes, in.elem, in.type);
 }
 
 void node::recv_any_size(int k, sink in) {
     access a{*m_, *s_, id_};
     a.check_dim(k, "recv");
-    a.recv_sink(k, {in.ctx, in.alloc, in.elem});
+    a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
 }
 
 namespace {
@@ -396,11 +402,11 @@ namespace {
 // `receive`, then wait until a borrowed or synchronous `out` was taken.
 template <class Receive>
 void exchange_on(access a, int k, const void* out, std::size_t bytes, std::size_t elem,
-                 Receive receive) {
+                 std::uint32_t type, Receive receive) {
     a.check_dim(k, "exchange");
     const bool borrowed = a.borrow(bytes);
     pending_deliveries pending(a.m, a.s, a.id);
-    const std::uint64_t seq = a.post(k, out, bytes, elem, borrowed);
+    const std::uint64_t seq = a.post(k, out, bytes, elem, type, borrowed);
     if (borrowed || a.synchronous()) pending.add(k, seq, borrowed);
     receive(a);
     pending.wait_all();
@@ -409,13 +415,13 @@ void exchange_on(access a, int k, const void* out, std::size_t bytes, std::size_
 } // namespace
 
 void node::exchange_bytes(int k, bytes_view out, bytes_span in) {
-    exchange_on({*m_, *s_, id_}, k, out.data, out.bytes, out.elem,
-                [&](access& a) { a.recv_exact(k, in.data, in.bytes, in.elem); });
+    exchange_on({*m_, *s_, id_}, k, out.data, out.bytes, out.elem, out.type,
+                [&](access& a) { a.recv_exact(k, in.data, in.bytes, in.elem, in.type); });
 }
 
 void node::exchange_any_size(int k, bytes_view out, sink in) {
-    exchange_on({*m_, *s_, id_}, k, out.data, out.bytes, out.elem, [&](access& a) {
-        a.recv_sink(k, {in.ctx, in.alloc, in.elem});
+    exchange_on({*m_, *s_, id_}, k, out.data, out.bytes, out.elem, out.type, [&](access& a) {
+        a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
     });
 }
 
@@ -436,8 +442,8 @@ void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
     pending_deliveries pending(*m_, *s_, id_);
     for (std::size_t i = 0; i < n; ++i) {
         const bool borrowed = a.borrow(ops[i].out.bytes);
-        const std::uint64_t seq =
-            a.post(ops[i].dim, ops[i].out.data, ops[i].out.bytes, ops[i].out.elem, borrowed);
+        const std::uint64_t seq = a.post(ops[i].dim, ops[i].out.data, ops[i].out.bytes,
+                                         ops[i].out.elem, ops[i].out.type, borrowed);
         if (borrowed || a.synchronous()) pending.add(ops[i].dim, seq, borrowed);
     }
     // Receive in whatever order the messages come; virtual time is a max, so
@@ -462,7 +468,8 @@ void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
         }
         for (std::size_t i = 0; i < n; ++i) {
             if (!(ready & (1u << ops[i].dim))) continue;
-            a.recv_exact(ops[i].dim, ops[i].in.data, ops[i].in.bytes, ops[i].in.elem);
+            a.recv_exact(ops[i].dim, ops[i].in.data, ops[i].in.bytes, ops[i].in.elem,
+                         ops[i].in.type);
             waiting &= ~(1u << ops[i].dim);
         }
     }
@@ -486,7 +493,7 @@ int node::recv_any_link(sink in) {
         wait_until(*m_, *s_, [&] { return (k = earliest_ready()) >= 0; },
                    {wait_info::recv_any, -1, -1, 0, false});
     }
-    a.recv_sink(k, {in.ctx, in.alloc, in.elem});
+    a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
     return k;
 }
 
@@ -525,6 +532,7 @@ void node::send_routed_bytes(int dest, bytes_view out) {
         msg->duration = dur;
         msg->trace = s_->trace.size() - 1;
         msg->elem = out.elem;
+        msg->type = out.type;
         msg->data = std::move(data);
     }
     m.wake(d);
@@ -589,23 +597,27 @@ std::string routed_from(int source) {
     return "recv_routed from node " + std::to_string(source);
 }
 
+// A routed message's type, and with `exact` its size, as the receiver expects.
+void check_routed(int id, int source, const routed_message& msg, std::size_t bytes,
+                  std::size_t elem, std::uint32_t type, bool exact) {
+    if (msg.type != type) fail(id, routed_from(source) + ": " + type_mismatch(msg.type, type));
+    if (exact && msg.data.size() != bytes)
+        fail(id, routed_from(source) + ": expected " + elements(bytes, elem) + ", message has " +
+                     elements(msg.data.size(), elem));
+}
+
 } // namespace
 
 void node::recv_routed_bytes(int source, bytes_span in) {
     take_routed(*m_, *s_, id_, source, in.bytes, true, [&](const routed_message& msg) {
-        if (msg.elem != in.elem || msg.data.size() != in.bytes)
-            fail(id_, routed_from(source) + ": expected " + elements(in.bytes, in.elem) +
-                          ", message has " + elements(msg.data.size(), msg.elem));
+        check_routed(id_, source, msg, in.bytes, in.elem, in.type, true);
         if (in.bytes) std::memcpy(in.data, msg.data.data(), in.bytes);
     });
 }
 
 void node::recv_routed_any_size(int source, sink in) {
     take_routed(*m_, *s_, id_, source, 0, false, [&](const routed_message& msg) {
-        if (msg.elem != in.elem)
-            fail(id_, routed_from(source) + ": message was sent as " + std::to_string(msg.elem) +
-                          "-byte elements, received as " + std::to_string(in.elem) +
-                          "-byte elements");
+        check_routed(id_, source, msg, 0, in.elem, in.type, false);
         void* dst = in.alloc(in.ctx, msg.data.size());
         if (!msg.data.empty()) std::memcpy(dst, msg.data.data(), msg.data.size());
     });

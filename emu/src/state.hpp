@@ -151,6 +151,7 @@ struct byte_sink {
     void* ctx;
     void* (*alloc)(void* ctx, std::size_t bytes);
     std::size_t elem;
+    std::uint32_t type; // wire_type_id (node.hpp)
 };
 
 struct machine_state;

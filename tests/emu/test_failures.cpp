@@ -3,8 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <hcube/machine.hpp>
 
@@ -182,9 +185,77 @@ TEST_CASE("element type mismatch is reported") {
                               me.send(0, std::vector<double>(2));
                           else
                               (void)me.recv<float>(0);
-                      }) ==
-          "node 1: recv from node 0 on dimension 0: message was sent as 8-byte elements, "
-          "received as 4-byte elements");
+                      }) == "node 1: recv from node 0 on dimension 0: message was sent as "
+                            "double (8-byte elements), received as float (4-byte elements)");
+}
+
+namespace {
+
+template <std::size_t N>
+struct blob {
+    unsigned char b[N];
+};
+
+// The failure of a program where node 0 sends n `Sent` elements and the
+// receiver takes them as `Received`, in the way `how` selects: on dim 0 to
+// node 1 by recv, any-size recv, recv_any, exchange, any-size exchange; routed
+// to the last node by recv_routed, any-size recv_routed.
+template <class Sent, class Received>
+std::string mismatch(machine& m, int how, std::size_t n = 1) {
+    return run_failure(m, [how, n](node& me) {
+        const std::vector<Sent> out(n);
+        std::vector<Received> in(n * sizeof(Sent) / sizeof(Received));
+        const bool routed = how >= 5;
+        if (me.id() == 0 && routed) me.send_routed(me.size() - 1, out);
+        if (me.id() == 0 && how < 3) me.send(0, out);
+        if (how >= 3 && how < 5) { // node 1 exchanges; node 0 sends and receives
+            if (me.id() == 0) {
+                me.send(0, out);
+                (void)me.recv<Received>(0);
+            }
+            if (me.id() == 1 && how == 3) me.exchange(0, std::vector<Received>(in.size()), in);
+            if (me.id() == 1 && how == 4) (void)me.exchange(0, std::vector<Received>(in.size()));
+        }
+        if (me.id() == (routed ? me.size() - 1 : 1)) {
+            if (how == 0) me.recv(0, in);
+            if (how == 1) (void)me.recv<Received>(0);
+            if (how == 2) (void)me.recv_any<Received>();
+            if (how == 5) me.recv_routed(0, in);
+            if (how == 6) (void)me.recv_routed<Received>(0);
+        }
+    });
+}
+
+} // namespace
+
+TEST_CASE("same-size element types are told apart, in every receive, with both names") {
+    machine m(cfg(2));
+    const std::string direct = "node 1: recv from node 0 on dimension 0: message was sent as "
+                               "double (8-byte elements), received as long (8-byte elements)";
+    const std::string routed = "node 3: recv_routed from node 0: message was sent as "
+                               "double (8-byte elements), received as long (8-byte elements)";
+    for (int how = 0; how < 7; ++how) {
+        const std::string what = mismatch<double, std::int64_t>(m, how);
+        CHECK_MESSAGE(what == (how < 5 ? direct : routed), "how = " << how);
+    }
+    check_usable(m);
+}
+
+TEST_CASE("an element of 65537 bytes is not 65537 elements of one byte") {
+    // With 16-bit element sizes, 65537 wrapped to 1 and this receive passed.
+    machine m(cfg(2));
+    for (int how = 0; how < 7; ++how) {
+        const std::string what = mismatch<blob<65537>, unsigned char>(m, how);
+        CHECK_MESSAGE(what.find("message was sent as (anonymous namespace)::blob<65537ul> "
+                                "(65537-byte elements), received as unsigned char (1-byte "
+                                "elements)") != std::string::npos,
+                      "how = " << how << ": " << what);
+    }
+    // 70000 once read as 4464.
+    CHECK(mismatch<blob<70000>, int>(m, 0, 2).find("blob<70000ul> (70000-byte elements), "
+                                                   "received as int (4-byte elements)") !=
+          std::string::npos);
+    check_usable(m);
 }
 
 TEST_CASE("dimension out of range names the node, the operation and the dimension") {
@@ -223,6 +294,121 @@ TEST_CASE("machine configuration errors") {
     CHECK_THROWS_AS(machine(cfg(1, port_model::single_port, -1, 0)), usage_error);
     machine m(cfg(1));
     CHECK_THROWS_AS(m.set_cost({1, std::numeric_limits<double>::infinity(), 0}), usage_error);
+}
+
+TEST_CASE("link_capacity above the maximum is refused with the value and the maximum") {
+    // These once overflowed bit_ceil to one slot (a false deadlock) or threw
+    // std::bad_alloc out of the constructor.
+    for (std::size_t capacity :
+         {std::numeric_limits<std::size_t>::max(), (std::size_t(1) << 63) + 1, std::size_t(1) << 56,
+          max_link_capacity + 1}) {
+        config c = cfg(1);
+        c.link_capacity = capacity;
+        CHECK_THROWS_WITH_AS(machine{c},
+                             ("machine: link_capacity " + std::to_string(capacity) +
+                              " is above the maximum 1048576 messages")
+                                 .c_str(),
+                             usage_error);
+    }
+    config c = cfg(1);
+    c.link_capacity = max_link_capacity; // two links of 64 MiB
+    machine m(c);
+    check_usable(m);
+}
+
+TEST_CASE("a machine the system's limits cannot take is refused before any thread starts") {
+    // The limits of the 2-core sandbox (Linux defaults), at d = 15.
+    detail::os_limits lim;
+    lim.max_map_count = 65530;
+    lim.maps_in_use = 60;
+    lim.pid_max = 32768;
+    lim.threads_max = 192686;
+    lim.tasks = 400;
+    lim.nproc = -1;
+    lim.own_threads = 1;
+    lim.memory = 24.0 * (1 << 30);
+    CHECK(detail::os_limit_problems(cfg(15), lim) ==
+          "machine: cannot start a 15-cube here: 2^15 node threads need about 65536 memory "
+          "mappings (a stack and its guard page each) besides the 60 in use, and "
+          "vm.max_map_count is 65530 (raise it: sysctl -w vm.max_map_count=262144); 2^15 node "
+          "threads need 32768 thread ids besides the 400 tasks running, and kernel.pid_max is "
+          "32768 (raise it: sysctl -w kernel.pid_max=131072); or use a smaller dimension");
+    CHECK(detail::os_limit_problems(cfg(14), lim).empty());
+    lim.nproc = 10000;
+    lim.own_threads = 3;
+    CHECK(detail::os_limit_problems(cfg(14), lim) ==
+          "machine: cannot start a 14-cube here: 2^14 node threads and this process's 3 threads "
+          "exceed RLIMIT_NPROC 10000 (raise it: ulimit -u 65536); or use a smaller dimension");
+    lim.nproc = -1;
+    config big = cfg(12);
+    big.link_capacity = max_link_capacity;
+    CHECK(detail::os_limit_problems(big, lim) ==
+          "machine: cannot start a 12-cube here: with link_capacity 1048576, the 49152 links of "
+          "1048576 64-byte slots need 3072.0 GiB, more than the 24.0 GiB of memory (lower "
+          "link_capacity); or use a smaller dimension");
+
+    // This system: refused with the reason, not a failure to start thread 32000.
+    const detail::os_limits here = detail::read_os_limits();
+    if (here.pid_max >= 0 && here.pid_max < (1 << 15) + here.tasks)
+        CHECK_THROWS_WITH_AS(machine(cfg(15)), doctest::Contains("kernel.pid_max is"), error);
+}
+
+TEST_CASE("several failing nodes are all named, in node order, the same way every run") {
+    machine m(cfg(4));
+    const auto program = [](node& me) {
+        if (me.id() % 3 == 0 && me.id() > 0)
+            throw std::runtime_error("bad value " + std::to_string(me.id() * 10));
+        int x = 0;
+        me.recv(0, std::span(&x, 1)); // the others wait until cancelled
+    };
+    const std::string expected = "node 3: bad value 30; node 6: bad value 60; node 9: bad value "
+                                 "90; node 12: bad value 120 (and 1 more node failed)";
+    for (int rep = 0; rep < 40; ++rep) {
+        try {
+            m.run(program);
+            FAIL("run returned");
+        } catch (const run_error& e) {
+            REQUIRE(std::string(e.what()) == expected);
+            CHECK(e.node() == 3);
+            REQUIRE(e.failures().size() == 5);
+            for (std::size_t i = 0; i < 5; ++i) {
+                const int node = 3 * int(i + 1);
+                CHECK(e.failures()[i].node == node);
+                CHECK(e.failures()[i].what == "bad value " + std::to_string(node * 10));
+                CHECK_THROWS_AS(std::rethrow_exception(e.failures()[i].original),
+                                std::runtime_error);
+            }
+        }
+    }
+    check_usable(m);
+}
+
+TEST_CASE("a deadlock report lists the messages each blocked node left unread") {
+    machine m(cfg(3));
+    try {
+        m.run([](node& me) {
+            if (me.id() == 1) me.send(0, std::vector<double>{1, 2});
+            if (me.id() == 2) {
+                me.send(0, std::vector<int>{1});
+                me.send(0, std::vector<int>{2, 3});
+            }
+            if (me.id() == 5) me.send_routed(0, std::vector<std::int64_t>{7});
+            if (me.id() == 7) me.send_routed(4, std::vector<int>{1, 2, 3});
+            if (me.id() == 0) (void)me.recv<double>(2); // node 4 never sends
+            if (me.id() == 3) (void)me.recv_routed<int>(6);
+            if (me.id() == 4) (void)me.recv_routed<int>(6);
+        });
+        FAIL("run returned");
+    } catch (const deadlock_error& e) {
+        CHECK(std::string(e.what()) ==
+              "deadlock: 3 nodes are blocked and nothing in flight can wake them:\n"
+              "  node 0: recv on dim 2 from node 4; 1 message pending on dim 0 from node 1, 16 "
+              "bytes; 1 routed message pending from node 5, 8 bytes\n"
+              "  node 3: recv_routed from node 6; 2 messages pending on dim 0 from node 2, 12 "
+              "bytes\n"
+              "  node 4: recv_routed from node 6; 1 routed message pending from node 7, 12 bytes");
+    }
+    check_usable(m);
 }
 
 TEST_CASE("run from inside a node program is refused") {

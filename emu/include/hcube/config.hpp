@@ -9,7 +9,19 @@ namespace hcube {
 
 // Largest dimension a machine accepts: 2^16 node threads is already far past
 // what a laptop schedules well; 12 (4096 threads) is the tested ceiling.
+// Each node is an OS thread with its own stack (two memory mappings: the stack
+// and its guard page) and thread id, so the machine also refuses, before
+// starting any thread, a dimension the system's limits cannot take
+// (vm.max_map_count, kernel.pid_max, kernel.threads-max, RLIMIT_NPROC) and
+// says which limit and how to raise it. With Linux defaults (max_map_count
+// 65530, pid_max 32768) that is d >= 15.
 inline constexpr int max_dim = 16;
+
+// Largest config::link_capacity. A link's ring is allocated (and touched) when
+// the machine is built, one 64-byte slot per message, on each of the p d
+// directed links: 2^20 messages is already 64 MiB per link, and no program
+// needs more buffering than the messages it sends before receiving.
+inline constexpr std::size_t max_link_capacity = std::size_t(1) << 20;
 
 // Seed 000, chapter 4 intro and 4.7.2.
 enum class port_model {
@@ -42,6 +54,7 @@ struct config {
     // Messages a directed link buffers before the sender blocks. 0 makes every
     // send synchronous (it completes when received), which exposes programs that
     // only work thanks to eager buffering: they deadlock and get a report.
+    // At most max_link_capacity.
     std::size_t link_capacity = 16;
     // exchange() payloads above this many bytes are not buffered: the receiver
     // copies straight from the sender's buffer (one copy, MPI's rendezvous

@@ -20,24 +20,37 @@ public:
     using error::error;
 };
 
-// A run that did not complete: a node program threw (the first such node is
-// reported; the others were cancelled).
+// One node program that threw during a run.
+struct node_failure {
+    int node = -1;
+    std::string what;            // its exception's what(), or a description
+    std::exception_ptr original; // the exception itself, for std::rethrow_exception
+};
+
+// A run that did not complete: one or more node programs threw (the other
+// nodes were cancelled and are not listed). The message names the failed nodes
+// in node order, the first few with their messages, so it is the same in every
+// run of the same program.
 class run_error : public error {
 public:
-    run_error(int node, const std::string& what, std::exception_ptr original);
-    int node() const noexcept { return node_; }
-    // The exception the node program threw, for std::rethrow_exception.
-    std::exception_ptr original() const noexcept { return original_; }
+    // `failures`: at least one, in node order.
+    explicit run_error(std::vector<node_failure> failures);
+    // The lowest failing node and its exception.
+    int node() const noexcept { return failures_.front().node; }
+    std::exception_ptr original() const noexcept { return failures_.front().original; }
+    // Every node that threw, in node order.
+    const std::vector<node_failure>& failures() const noexcept { return failures_; }
 
 private:
-    int node_;
-    std::exception_ptr original_;
+    std::vector<node_failure> failures_;
 };
 
 // What one blocked node waited for when a deadlock was declared.
 struct blocked_wait {
     int node = -1;
-    std::string what; // e.g. "recv on dim 0 from node 1, expecting 8 bytes"
+    // e.g. "recv on dim 2 from node 4, expecting 8 bytes; 1 message pending on
+    // dim 0 from node 1, 16 bytes": the wait, then what it left unread.
+    std::string what;
 };
 
 // Every unfinished node was blocked with nothing in flight that could wake it.

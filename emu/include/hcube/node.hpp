@@ -7,12 +7,15 @@
 // the node's virtual clock; see docs/runtime.md for the exact rules.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <ranges>
 #include <span>
+#include <string>
 #include <type_traits>
+#include <typeinfo>
 #include <vector>
 
 #include <hcube/config.hpp>
@@ -22,6 +25,21 @@ namespace hcube {
 namespace detail {
 struct machine_state;
 struct node_state;
+
+// Every message carries its element type's id, and a receive into another
+// type is a usage_error naming both types (even when their sizes agree).
+// Ids are process-wide, one per type (registered on first use; comparing
+// two is one instruction), and fit the 24 bits a link slot has for them.
+inline constexpr std::uint32_t max_wire_type_id = (1u << 24) - 1;
+std::uint32_t register_wire_type(const std::type_info& type, std::size_t size);
+// "double (8-byte elements)".
+std::string wire_type_name(std::uint32_t id);
+
+template <class T>
+std::uint32_t wire_type_id() {
+    static const std::uint32_t id = register_wire_type(typeid(T), sizeof(T));
+    return id;
+}
 } // namespace detail
 
 template <class T>
@@ -96,11 +114,9 @@ public:
     // single-port it is a usage_error, and so is a dimension given twice.
     template <wire_type T>
     void exchange_all(std::span<const transfer<T>> ops) {
-        raw_transfer raw[max_dim];
-        if (ops.size() > std::size_t(max_dim)) too_many_transfers(ops.size());
-        for (std::size_t i = 0; i < ops.size(); ++i)
-            raw[i] = {ops[i].dim, view(ops[i].out), mut(ops[i].in)};
-        exchange_all_bytes(raw, ops.size());
+        exchange_each(ops, [](const transfer<T>& t) {
+            return raw_transfer{t.dim, view(t.out), mut(t.in)};
+        });
     }
     template <wire_type T>
     void exchange_all(std::initializer_list<transfer<T>> ops) {
@@ -109,6 +125,12 @@ public:
     template <wire_type T>
     void exchange_all(const std::vector<transfer<T>>& ops) {
         exchange_all(std::span<const transfer<T>>(ops));
+    }
+    // The braced form with the element type deduced from the ranges:
+    // exchange_all({{0, a, ra}, {1, b, rb}}) (braced_transfer, below).
+    struct braced_transfer;
+    void exchange_all(std::initializer_list<braced_transfer> ops) {
+        exchange_each(ops, [](const braced_transfer& t) { return t.raw; });
     }
 
     // The next message on any link (the earliest in virtual time among those
@@ -153,15 +175,18 @@ public:
         , dim_(dim) {}
 
 private:
+    // `type`: detail::wire_type_id of the element type.
     struct bytes_view {
         const void* data;
         std::size_t bytes;
         std::size_t elem;
+        std::uint32_t type;
     };
     struct bytes_span {
         void* data;
         std::size_t bytes;
         std::size_t elem;
+        std::uint32_t type;
     };
     struct raw_transfer {
         int dim;
@@ -173,19 +198,22 @@ private:
         void* ctx;
         void* (*alloc)(void* ctx, std::size_t bytes);
         std::size_t elem;
+        std::uint32_t type;
     };
 
     template <class R>
     static bytes_view view(const R& r) {
         using T = std::ranges::range_value_t<R>;
-        return {std::ranges::data(r), std::ranges::size(r) * sizeof(T), sizeof(T)};
+        return {std::ranges::data(r), std::ranges::size(r) * sizeof(T), sizeof(T),
+                detail::wire_type_id<T>()};
     }
     template <class R>
     static bytes_span mut(R& r) {
         using T = std::ranges::range_value_t<R>;
         static_assert(!std::is_const_v<std::remove_reference_t<decltype(*std::ranges::data(r))>>,
                       "receive into a mutable range");
-        return {std::ranges::data(r), std::ranges::size(r) * sizeof(T), sizeof(T)};
+        return {std::ranges::data(r), std::ranges::size(r) * sizeof(T), sizeof(T),
+                detail::wire_type_id<T>()};
     }
     template <class T>
     static sink vector_sink(std::vector<T>& v) {
@@ -195,7 +223,16 @@ private:
                     vec.resize(bytes / sizeof(T));
                     return vec.data();
                 },
-                sizeof(T)};
+                sizeof(T), detail::wire_type_id<T>()};
+    }
+    template <class Ops, class ToRaw>
+    void exchange_each(const Ops& ops, ToRaw to_raw) {
+        raw_transfer raw[max_dim];
+        if (ops.size() > std::size_t(max_dim)) too_many_transfers(ops.size());
+        std::size_t n = 0;
+        for (const auto& op : ops)
+            raw[n++] = to_raw(op);
+        exchange_all_bytes(raw, n);
     }
 
     void send_bytes(int k, bytes_view out);
@@ -214,6 +251,17 @@ private:
     detail::node_state* s_;
     int id_;
     int dim_;
+
+public:
+    // One element of a braced exchange_all list: send `out` on `dim` and
+    // receive exactly in.size() elements of the same type into `in`.
+    struct braced_transfer {
+        template <wire_range O, wire_range I>
+        requires std::same_as<std::ranges::range_value_t<O>, std::ranges::range_value_t<I>>
+        braced_transfer(int dim, const O& out, I&& in)
+            : raw{dim, view(out), mut(in)} {}
+        raw_transfer raw;
+    };
 };
 
 } // namespace hcube
