@@ -2,6 +2,7 @@
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -22,14 +23,43 @@ std::string node_message(int node, const std::string& what) {
     return what.rfind(prefix, 0) == 0 ? what : prefix + what;
 }
 
-// "node 3: <msg>; node 9: <msg> (and 2 more nodes failed)".
+std::string nodes(std::size_t n) {
+    return std::to_string(n) + " more node" + (n == 1 ? "" : "s");
+}
+
+// "node 3: <msg>; node 9: <msg> (and 2 more nodes failed)": the failures in
+// node order, the nodes that failed with the text of an earlier one counted
+// with it ("node 0: <msg> (and 7 more nodes the same)": a bad argument fails
+// every node), the first few messages shown.
 std::string failures_message(const std::vector<node_failure>& failures) {
     constexpr std::size_t shown = 4;
+    struct group {
+        int node;
+        std::string text; // without the "node i: " prefix
+        std::size_t more = 0;
+    };
+    std::vector<group> groups;
+    for (const auto& f : failures) {
+        const std::string prefix = "node " + std::to_string(f.node) + ": ";
+        std::string text = f.what.rfind(prefix, 0) == 0 ? f.what.substr(prefix.size()) : f.what;
+        const auto same = std::find_if(groups.begin(), groups.end(),
+                                       [&](const group& g) { return g.text == text; });
+        if (same != groups.end())
+            ++same->more;
+        else
+            groups.push_back({f.node, std::move(text)});
+    }
     std::string out;
-    for (std::size_t i = 0; i < failures.size() && i < shown; ++i)
-        out += (i ? "; " : "") + node_message(failures[i].node, failures[i].what);
-    if (const std::size_t more = failures.size() > shown ? failures.size() - shown : 0)
-        out += " (and " + std::to_string(more) + " more node" + (more == 1 ? "" : "s") + " failed)";
+    std::size_t hidden = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        if (i >= shown) {
+            hidden += 1 + groups[i].more;
+            continue;
+        }
+        out += (i ? "; " : "") + node_message(groups[i].node, groups[i].text);
+        if (groups[i].more) out += " (and " + nodes(groups[i].more) + " the same)";
+    }
+    if (hidden) out += " (and " + nodes(hidden) + " failed)";
     return out;
 }
 

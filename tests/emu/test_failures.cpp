@@ -380,6 +380,10 @@ TEST_CASE("several failing nodes are all named, in node order, the same way ever
             }
         }
     }
+    // Nodes that failed with the text of an earlier one are counted with it.
+    CHECK(run_failure(m, [](node& me) {
+              throw std::runtime_error(me.id() == 4 || me.id() == 9 ? "b" : "a");
+          }) == "node 0: a (and 13 more nodes the same); node 4: b (and 1 more node the same)");
     check_usable(m);
 }
 

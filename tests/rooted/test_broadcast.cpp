@@ -126,7 +126,7 @@ TEST_CASE("broadcast with a root outside 0..p-1 is a usage error naming the node
             } catch (const run_error& e) {
                 CHECK(std::string(e.what()) == "node " + std::to_string(e.node()) +
                                                    ": broadcast root " + std::to_string(root) +
-                                                   " is outside 0..7");
+                                                   " is outside 0..7 (and 7 more nodes the same)");
                 CHECK_THROWS_AS(std::rethrow_exception(e.original()), usage_error);
             }
         }

@@ -135,7 +135,7 @@ TEST_CASE("reduce with a root outside 0..p-1 is a usage error naming the node an
             } catch (const run_error& e) {
                 CHECK(std::string(e.what()) == "node " + std::to_string(e.node()) +
                                                    ": reduce root " + std::to_string(root) +
-                                                   " is outside 0..3");
+                                                   " is outside 0..3 (and 3 more nodes the same)");
             }
         }
 }
