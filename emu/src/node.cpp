@@ -124,7 +124,9 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         s.waiting.store(true, std::memory_order_relaxed);
         m.park_barrier();
         if (ready()) {
-            s.waiting.store(false, std::memory_order_relaxed);
+            // A waker that claimed this wait counted us active a second time.
+            if (!s.waiting.exchange(false, std::memory_order_relaxed))
+                m.active.fetch_sub(1, std::memory_order_relaxed);
             return;
         }
         // Published for the deadlock watchdog only after the re-check failed:
@@ -136,9 +138,11 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         if (m.routes.used()) publish_routed_bound(m, s, nullptr);
         if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
         futex_wait(s.bell, seq);
-        m.active.fetch_add(1, std::memory_order_relaxed);
+        // Unless a waker claimed the wait and counted us (cancel and spurious
+        // wake-ups do not).
+        if (s.waiting.exchange(false, std::memory_order_relaxed))
+            m.active.fetch_add(1, std::memory_order_relaxed);
         s.parked.store(false, std::memory_order_relaxed);
-        s.waiting.store(false, std::memory_order_relaxed);
         if (ready()) return;
     }
 }
@@ -535,9 +539,11 @@ void node::send_routed_bytes(int dest, bytes_view out) {
         msg->type = out.type;
         msg->data = std::move(data);
     }
-    m.wake(d);
     thread_local std::vector<int> woken;
     m.routes.submit(*msg, max(s_->clock, port), woken);
+    // The destination sees the message now, placed or not (if not, it tells
+    // the router it waits for it).
+    if (std::find(woken.begin(), woken.end(), dest) == woken.end()) woken.push_back(dest);
     wake_all(m, woken);
 }
 

@@ -206,9 +206,10 @@ struct machine_state {
     std::vector<std::unique_ptr<link>> links; // index from * d + k
     std::unique_ptr<node_state[]> nodes;
     router routes;
-    // Nodes neither parked nor finished. The node that brings it to 0 checks
-    // whether the whole machine is parked (router.hpp: force).
-    std::atomic<int> active{0};
+    // Nodes neither parked nor finished (a woken one counts from its wake-up;
+    // wake). The node that brings it to 0 checks whether the whole machine is
+    // parked (router.hpp: force).
+    mutable std::atomic<int> active{0};
 
     // Run control.
     const std::function<void(node&)>* program = nullptr;
@@ -238,7 +239,13 @@ struct machine_state {
             std::atomic_signal_fence(std::memory_order_seq_cst);
         else
             std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (n.waiting.load(std::memory_order_relaxed)) {
+        // The waker that claims the wait (exchange) counts the node active
+        // again before it rings, so the machine never looks all parked while a
+        // woken node has yet to run (place_when_all_parked); others need not
+        // ring, the bell has changed.
+        if (n.waiting.load(std::memory_order_relaxed) &&
+            n.waiting.exchange(false, std::memory_order_relaxed)) {
+            active.fetch_add(1, std::memory_order_relaxed);
             n.bell.fetch_add(1, std::memory_order_release);
             futex_wake(n.bell);
         }
