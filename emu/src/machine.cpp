@@ -100,15 +100,17 @@ void validate(const config& c) {
                           " messages");
 }
 
-// The first number in `path` (after `skip` characters), or -1.
-long long read_number(const char* path, std::size_t skip = 0) {
+std::string file_text(const char* path) {
     std::ifstream f(path);
-    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (skip >= text.size()) return -1;
+    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// The number `text` starts with (after blanks), or `otherwise`.
+long long number_in(const std::string& text, long long otherwise = -1) {
     try {
-        return std::stoll(text.substr(skip));
+        return std::stoll(text);
     } catch (const std::exception&) {
-        return -1;
+        return otherwise;
     }
 }
 
@@ -200,25 +202,19 @@ std::string describe(int dim, const wait_info& w) {
 
 detail::os_limits detail::read_os_limits() {
     os_limits lim;
-    lim.max_map_count = read_number("/proc/sys/vm/max_map_count");
+    lim.max_map_count = number_in(file_text("/proc/sys/vm/max_map_count"));
     lim.maps_in_use = count_lines("/proc/self/maps");
-    lim.pid_max = read_number("/proc/sys/kernel/pid_max");
-    lim.threads_max = read_number("/proc/sys/kernel/threads-max");
-    {
-        // "0.52 0.58 0.59 3/412 12345": 412 tasks exist.
-        std::ifstream f("/proc/loadavg");
-        std::string load;
-        for (int i = 0; i < 4 && f >> load; ++i) {
-        }
-        const auto slash = load.find('/');
-        if (slash != std::string::npos) lim.tasks = std::stoll(load.substr(slash + 1));
-    }
+    lim.pid_max = number_in(file_text("/proc/sys/kernel/pid_max"));
+    lim.threads_max = number_in(file_text("/proc/sys/kernel/threads-max"));
+    // "0.52 0.58 0.59 3/412 12345": 412 tasks exist.
+    const std::string load = file_text("/proc/loadavg");
+    if (const auto slash = load.find('/'); slash != std::string::npos)
+        lim.tasks = number_in(load.substr(slash + 1), 0);
     rlimit nproc{};
     // Root is exempt from RLIMIT_NPROC.
     if (geteuid() != 0 && getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
         lim.nproc = static_cast<long long>(nproc.rlim_cur);
-    const std::string threads = status_field("/proc/self/status", "Threads:");
-    lim.own_threads = threads.empty() ? 1 : std::stoll(threads);
+    lim.own_threads = number_in(status_field("/proc/self/status", "Threads:"), 1);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page > 0) lim.memory = double(pages) * double(page);
     return lim;
