@@ -58,7 +58,9 @@ void worker(machine_state& m, int i) {
         }
         inside_node_program = false;
         s.done.store(true, std::memory_order_release);
-        if (m.routes.used()) {
+        {
+            // Always, even before any routed traffic: a finished node's bound
+            // must not hold back messages sent later in the run.
             thread_local std::vector<int> woken;
             m.routes.finish(i, woken);
             for (const int n : woken)
