@@ -27,13 +27,13 @@ void router::reset(int p, int dim, bool trace) {
     const key none{infinity, p, 0};
     for (domain& dm : dom_) {
         dm.bound.resize(std::size_t(p));
-        for (int n = 0; n < p; ++n)
-            dm.bound[std::size_t(n)] = {0, n, 0};
         dm.queued.assign(std::size_t(p), {});
         dm.low.assign(2 * std::size_t(p), none);
         dm.low_queued.assign(2 * std::size_t(p), none);
         for (int n = 0; n < p; ++n)
-            update(dm, n);
+            dm.bound[std::size_t(n)] = dm.low[std::size_t(p + n)] = {0, n, 0};
+        for (std::size_t i = std::size_t(p) - 1; i >= 1; --i)
+            dm.low[i] = std::min(dm.low[2 * i], dm.low[2 * i + 1]);
         dm.busy.assign(std::size_t(p) * dim, {});
     }
     used_.store(false, std::memory_order_relaxed);
