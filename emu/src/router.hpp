@@ -7,6 +7,7 @@
 // link at overlapping times goes first must depend on the program only, so
 // messages are placed in the order of their key (w, src, seq), seq counting the
 // source's routed sends: earlier virtual start first, the lower source on a tie.
+//
 // This is a conservative simulation. A message may be placed only when no
 // message with a smaller key can still want one of its links. On its way from
 // src, a message crosses dimension k at a node that still has src's bits k and
@@ -41,8 +42,12 @@
 //
 // A link's reservations that end before the start of a message placed on it
 // can never matter again (later ones on it have larger keys) and are dropped,
-// so memory follows the messages in flight, not the history. One lock guards it all: routed traffic
-// is for teaching and correctness, not the fast path.
+// so memory follows the messages in flight, not the history. One lock guards
+// it all: routed traffic is for teaching and correctness, not the fast path.
+//
+//   send_routed --submit--> queued[src] --least key of its block--> place()
+//   publish     --bound---> bound[n]                                  |
+//   recv_routed <--ready--- arrival <-- reserve [g, g + dur) on every link
 #pragma once
 
 #include <atomic>
