@@ -63,8 +63,7 @@ void worker(machine_state& m, int i) {
             // must not hold back messages sent later in the run.
             thread_local std::vector<int> woken;
             m.routes.finish(i, woken);
-            for (const int n : woken)
-                m.wake(m.nodes[n]);
+            m.wake_each(woken);
         }
         if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
         if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {

@@ -52,13 +52,6 @@ void throw_if_cancelled(const machine_state& m) {
     if (m.cancelled.load(std::memory_order_acquire)) throw run_cancelled{};
 }
 
-// Wakes the destinations of routed messages the router just placed.
-void wake_all(const machine_state& m, std::vector<int>& woken) {
-    for (const int n : woken)
-        m.wake(m.nodes[n]);
-    woken.clear();
-}
-
 // The smallest key this node can still give a routed message (router.hpp):
 // max(clock, its earliest free send port), and, while it waits for a routed
 // message not yet placed, that message's earliest arrival.
@@ -70,7 +63,7 @@ void publish_routed_bound(machine_state& m, node_state& s, const routed_message*
     if (awaited) bound = max(bound, awaited->wanted + awaited->duration);
     thread_local std::vector<int> woken;
     m.routes.publish(int(&s - m.nodes.get()), s.routed_seq, bound, woken);
-    wake_all(m, woken);
+    m.wake_each(woken);
 }
 
 } // namespace
@@ -88,7 +81,7 @@ void detail::place_when_all_parked(machine_state& m) {
         return true;
     };
     while (all_parked() && m.routes.force(woken))
-        wake_all(m, woken);
+        m.wake_each(woken);
 }
 
 namespace {
@@ -544,7 +537,7 @@ void node::send_routed_bytes(int dest, bytes_view out) {
     // The destination sees the message now, placed or not (if not, it tells
     // the router it waits for it).
     if (std::find(woken.begin(), woken.end(), dest) == woken.end()) woken.push_back(dest);
-    wake_all(m, woken);
+    m.wake_each(woken);
 }
 
 namespace {

@@ -250,6 +250,13 @@ struct machine_state {
             futex_wake(n.bell);
         }
     }
+    // Wakes every node in `ids` (the destinations of routed messages the router
+    // just placed) and empties it.
+    void wake_each(std::vector<int>& ids) const noexcept {
+        for (const int n : ids)
+            wake(nodes[n]);
+        ids.clear();
+    }
     // The parker's half of the barrier pair, between waiting = true and the
     // final re-check.
     void park_barrier() const noexcept {
