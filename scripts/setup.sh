@@ -2,7 +2,8 @@
 # Installs what hcube needs on Debian 12 (run as root, or with sudo available).
 # Only missing packages are installed, so a prepared machine skips apt entirely.
 set -euo pipefail
-packages=(g++ meson ninja-build pkg-config libtbb-dev libboost-dev doctest-dev)
+packages=(g++ meson ninja-build pkg-config clang-format libtbb-dev libboost-dev libboost-context-dev
+    doctest-dev libcli11-dev nlohmann-json3-dev libfmt-dev chromium-headless-shell)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
