@@ -1,5 +1,8 @@
 // Runtime microbenchmarks (issue 2): every figure is printed next to its limit,
-// and every limit is computed from a baseline measured in the same run.
+// and every limit is computed from a baseline measured in the same run. The
+// first three are measured for both link implementations (config::links: ring,
+// boost), taking turns with each other and with their baseline; the limits are
+// the ring's (the default), the boost rows are for comparison.
 //
 //   ping-pong      d = 1 link round trip vs a raw cross-core spin ping-pong (<= 2x),
 //                  measured alternately so both see the same moments of a noisy
@@ -95,12 +98,12 @@ struct report {
                << (r.limit == r.limit ? std::to_string(r.limit) : "") << ',' << verdict(r) << '\n';
     }
     void table(std::ostream& os) const {
-        os << std::left << std::setw(34) << "metric" << std::setw(4) << "d" << std::right
+        os << std::left << std::setw(44) << "metric" << std::setw(4) << "d" << std::right
            << std::setw(14) << "value"
            << "  " << std::left << std::setw(8) << "unit" << std::right << std::setw(14) << "limit"
            << "  verdict\n";
         for (const auto& r : rows) {
-            os << std::left << std::setw(34) << r.metric << std::setw(4) << r.d << std::right
+            os << std::left << std::setw(44) << r.metric << std::setw(4) << r.d << std::right
                << std::setw(14) << std::setprecision(4) << r.value << "  " << std::left
                << std::setw(8) << r.unit << std::right << std::setw(14);
             if (r.limit == r.limit)
@@ -336,8 +339,8 @@ double hcube_round_trip_us(hcube::machine& m, int iters, bool all_pairs) {
 // any timed run.
 class exchange_probe {
 public:
-    exchange_probe(int d, int links, std::size_t bytes, int reps)
-        : m_(config(d))
+    exchange_probe(int d, int links, std::size_t bytes, int reps, hcube::link_impl impl)
+        : m_(config(d, impl))
         , links_(links)
         , reps_(reps)
         , out_(std::size_t(links) << d, std::vector<double>(bytes / sizeof(double), 1.0))
@@ -364,10 +367,11 @@ public:
     }
 
 private:
-    static hcube::config config(int d) {
+    static hcube::config config(int d, hcube::link_impl impl) {
         hcube::config c;
         c.dim = d;
         c.ports = hcube::port_model::all_port;
+        c.links = impl;
         return c;
     }
     hcube::machine m_;
@@ -420,6 +424,25 @@ double run_ms(hcube::machine& m, const std::function<void(hcube::node&)>& progra
     return m.run(program).wall_seconds * 1e3;
 }
 
+// The implementations measured side by side, the default first.
+constexpr hcube::link_impl link_impls[] = {hcube::link_impl::ring, hcube::link_impl::boost_spsc};
+
+std::string with_links(const std::string& metric, hcube::link_impl impl) {
+    return metric + ", " + std::string(to_string(impl));
+}
+
+// The limit of a row measured for every link implementation: the ring's.
+double limit_for(hcube::link_impl impl, double limit) {
+    return impl == hcube::link_impl::ring ? limit : nan;
+}
+
+hcube::config config_with(int d, hcube::link_impl impl) {
+    hcube::config c;
+    c.dim = d;
+    c.links = impl;
+    return c;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -440,21 +463,24 @@ int main(int argc, char** argv) {
     const int iters = quick ? 2000 : 20000;
     report out;
 
-    // Ping-pong, the baselines and the link taking turns.
+    // Ping-pong, the baselines and the links taking turns.
     {
-        hcube::config c;
-        c.dim = 1;
-        hcube::machine m(c);
-        std::vector<double> spin, spsc, link;
+        std::vector<std::unique_ptr<hcube::machine>> machines;
+        for (const auto impl : link_impls)
+            machines.push_back(std::make_unique<hcube::machine>(config_with(1, impl)));
+        std::vector<double> spin, spsc;
+        std::vector<std::vector<double>> link(machines.size());
         for (int r = 0; r < 7; ++r) {
             spin.push_back(spin_round_trip_us(iters));
             spsc.push_back(spsc_round_trip_us(iters));
-            link.push_back(hcube_round_trip_us(m, iters, false));
+            for (std::size_t i = 0; i < machines.size(); ++i)
+                link[i].push_back(hcube_round_trip_us(*machines[i], iters, false));
         }
         out.add({"raw spin round trip", 1, median(spin), "us", nan, true});
         out.add({"spsc_queue spin round trip", 1, median(spsc), "us", nan, true});
-        out.add(
-            {"link round trip (threads <= cores)", 1, median(link), "us", 2 * median(spin), true});
+        for (std::size_t i = 0; i < machines.size(); ++i)
+            out.add({with_links("link round trip (threads <= cores)", link_impls[i]), 1,
+                     median(link[i]), "us", limit_for(link_impls[i], 2 * median(spin)), true});
     }
     {
         hcube::config c;
@@ -474,15 +500,22 @@ int main(int argc, char** argv) {
     const int reps = quick ? 4 : 10;
     const auto bandwidth = [&](int d, int links, const std::string& what) {
         memcpy_probe copy(big, links << d, cores, reps);
-        exchange_probe exchange(d, links, big, reps);
-        std::vector<double> mc, ex;
+        std::vector<std::unique_ptr<exchange_probe>> exchange;
+        for (const auto impl : link_impls)
+            exchange.push_back(std::make_unique<exchange_probe>(d, links, big, reps, impl));
+        std::vector<double> mc;
+        std::vector<std::vector<double>> ex(exchange.size());
         for (int r = 0; r < 5; ++r) {
             mc.push_back(copy.gbps());
-            ex.push_back(exchange.gbps());
+            for (std::size_t i = 0; i < exchange.size(); ++i)
+                ex[i].push_back(exchange[i]->gbps());
         }
         out.add({"memcpy, same bytes as " + what, d, median(mc), "GB/s", nan, true});
-        out.add({(links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ") + what, d,
-                 median(ex), "GB/s", 0.8 * median(mc), false});
+        for (std::size_t i = 0; i < exchange.size(); ++i)
+            out.add({with_links((links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ") +
+                                    what,
+                                link_impls[i]),
+                     d, median(ex[i]), "GB/s", limit_for(link_impls[i], 0.8 * median(mc)), false});
     };
     bandwidth(1, 1, "1 link");
     bandwidth(3, 3, "all links");
@@ -494,19 +527,27 @@ int main(int argc, char** argv) {
     out.add({"yield switch among 4096 threads", dmax,
              yield_switch_us(1 << dmax, quick ? 20 : 100, cores), "us", nan, true});
     {
-        hcube::config c;
-        c.dim = dmax;
-        hcube::machine m(c);
-        run_ms(m, [](hcube::node&) {});
-        std::vector<double> total, empty;
+        // Both machines at once (8192 threads, all parked but the running one's).
+        std::vector<std::unique_ptr<hcube::machine>> machines;
+        for (const auto impl : link_impls) {
+            machines.push_back(std::make_unique<hcube::machine>(config_with(dmax, impl)));
+            run_ms(*machines.back(), [](hcube::node&) {});
+        }
+        std::vector<std::vector<double>> total(machines.size()), empty(machines.size());
         for (int r = 0; r < 7; ++r) {
-            total.push_back(run_ms(m, step_pattern));
-            empty.push_back(run_ms(m, [](hcube::node&) {}));
+            for (std::size_t i = 0; i < machines.size(); ++i) {
+                total[i].push_back(run_ms(*machines[i], step_pattern));
+                empty[i].push_back(run_ms(*machines[i], [](hcube::node&) {}));
+            }
         }
         const double baseline_ms = dmax * double(1 << dmax) * handoff / cores / 1e3;
-        out.add({"run with the 12-step pattern", dmax, median(total), "ms", nan, true});
-        out.add({"12-step exchange pattern alone", dmax, median(total) - median(empty), "ms",
-                 1.2 * baseline_ms, true});
+        for (std::size_t i = 0; i < machines.size(); ++i) {
+            out.add({with_links("run with the 12-step pattern", link_impls[i]), dmax,
+                     median(total[i]), "ms", nan, true});
+            out.add({with_links("12-step exchange pattern alone", link_impls[i]), dmax,
+                     median(total[i]) - median(empty[i]), "ms",
+                     limit_for(link_impls[i], 1.2 * baseline_ms), true});
+        }
     }
 
     // run() overhead on a warm machine.

@@ -15,6 +15,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cerrno>
@@ -32,7 +33,7 @@
 #include <hcube/config.hpp>
 #include <hcube/report.hpp>
 
-#include "link.hpp"
+#include "links/link.hpp"
 #include "router.hpp"
 
 namespace hcube::detail {
@@ -184,9 +185,17 @@ struct alignas(cache_line) node_state {
     alignas(cache_line) vclock clock;
     owned<vclock> send_port; // one per port: 1 (single-port) or d (all-port)
     vclock recv_port;        // single-port only (see charge_receive)
-    owned<link*> out;        // out[k]: this -> this ^ 2^k
-    owned<link*> in;         // in[k]: this ^ 2^k -> this
-    owned<link_stats> sent;  // direct traffic per out link
+    owned<void*> out;        // out[k]: this -> this ^ 2^k, a config::links link
+    owned<void*> in;         // in[k]: this ^ 2^k -> this
+    template <spsc_link L>
+    L& out_link(int k) const {
+        return *static_cast<L*>(out[k]);
+    }
+    template <spsc_link L>
+    L& in_link(int k) const {
+        return *static_cast<L*>(in[k]);
+    }
+    owned<link_stats> sent; // direct traffic per out link
     owned<trace_record> trace;
     std::exception_ptr error;
     std::uint64_t routed_seq = 0; // routed messages sent this run: the next one's tie-break
@@ -203,7 +212,7 @@ struct machine_state {
     std::vector<int> cpu_of; // node i's CPU when bound (config::bind_to_cores)
     bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
-    std::vector<std::unique_ptr<link>> links; // index from * d + k
+    link_table links; // of the implementation cfg.links names (resolved)
     std::unique_ptr<node_state[]> nodes;
     router routes;
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
@@ -222,7 +231,15 @@ struct machine_state {
 
     std::vector<std::thread> threads;
 
-    link& out_link(int from, int k) const { return *links[std::size_t(from) * cfg.dim + k]; }
+    template <spsc_link L>
+    L& out_link(int from, int k) const {
+        return links.at<L>(std::size_t(from) * cfg.dim + k);
+    }
+    // Calls f(std::type_identity<L>{}) with the machine's link type L.
+    template <class F>
+    decltype(auto) with_links(F&& f) const {
+        return with_link_type(cfg.links, std::forward<F>(f));
+    }
     std::size_t port_index(int k) const {
         return cfg.ports == port_model::all_port ? std::size_t(k) : 0;
     }
