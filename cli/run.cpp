@@ -33,7 +33,7 @@ namespace {
 constexpr std::string_view run_usage =
     R"(usage: hcube run OP [--algo NAME] [--dim D] [--words M] [--root R] [--shift Q]
                   [--ports all|single] [--ts X] [--tw Y] [--type int32|int64|double]
-                  [--link-capacity C] [--json] [--NAME VALUE ...]
+                  [--link-capacity C] [--links ring|boost] [--json] [--NAME VALUE ...]
 
 Runs one collective on an emulated D-cube, checks the result against a serial
 reference and prints the virtual time next to the seed's formula.
@@ -58,6 +58,9 @@ reference and prints the virtual time next to the seed's formula.
   --link-capacity C  messages a link buffers (default 16); 0 makes every send
                   synchronous, which deadlocks the algorithms that need
                   buffered links (hcube list marks them)
+  --links L       link implementation: ring (hcube's own, the default) or boost
+                  (Boost.Lockfree's spsc_queue); without it, HCUBE_LINKS if set.
+                  Results and virtual times are the same, wall time differs
   --json          one JSON object instead of text
   --NAME VALUE    an option the algorithm declares (hcube list shows them)
 
@@ -67,9 +70,9 @@ Exit status: 0 verified, 1 verification failed or the run failed (a deadlock),
 )";
 
 // The options `hcube run` itself takes a value for (catalog entries add theirs).
-const std::vector<std::string> value_flags = {"algo", "schedule", "dim",          "words",
-                                              "root", "shift",    "ports",        "ts",
-                                              "tw",   "type",     "link-capacity"};
+const std::vector<std::string> value_flags = {"algo", "schedule", "dim",           "words",
+                                              "root", "shift",    "ports",         "ts",
+                                              "tw",   "type",     "link-capacity", "links"};
 
 // Every option name `hcube run` accepts: its own and every catalog entry's.
 std::vector<std::string> known_options() {
@@ -167,6 +170,10 @@ command parse(args a) {
             p.link_capacity = parse_number<std::size_t>(
                 flag, value, 0, max_link_capacity,
                 ("an integer in 0.." + std::to_string(max_link_capacity)).c_str());
+        } else if (name == "links") {
+            const auto l = parse_link_impl(value);
+            if (!l) throw usage_error("--links '" + value + "' is not ring or boost");
+            p.links = *l;
         } else if (name == "ts" || name == "tw") {
             (name == "ts" ? p.cost.t_s : p.cost.t_w) = parse_number<double>(
                 flag, value, 0, std::numeric_limits<double>::max(), "a finite number >= 0");
@@ -246,7 +253,8 @@ void print_json(const run_params& p, const algorithm_entry& e, const run_outcome
               << ", \"seed_formula\": " << json_string(e.formula)
               << ", \"seed_formula_time\": " << number(f.seed ? f.seed->seed_time : o.formula_time)
               << ", \"formula_differs\": " << json_string(f.seed ? f.seed->why : "")
-              << ", \"link_capacity\": " << p.link_capacity << "}\n";
+              << ", \"link_capacity\": " << p.link_capacity << ", \"links\": \""
+              << to_string(r.link_implementation) << "\"}\n";
 }
 
 void print_text(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
@@ -278,7 +286,8 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
         row("why they differ") << f.seed->why << '\n';
     }
     row("steps") << r.steps << '\n';
-    row("wall time") << number(r.wall_seconds, 3) << " s\n";
+    row("wall time") << number(r.wall_seconds, 3) << " s on " << to_string(r.link_implementation)
+                     << " links\n";
     row("messages") << r.messages << " total, " << r.max_link_messages()
                     << " on the busiest link\n";
     row("bytes") << r.bytes << " total, " << r.max_link_bytes() << " on the busiest link\n";

@@ -198,11 +198,12 @@ std::string describe(int dim, const wait_info& w) {
     return os.str();
 }
 
-// config::links with `automatic` resolved: HCUBE_LINKS if set, else the ring.
+// config::links with `automatic` resolved: HCUBE_LINKS if set (and not empty),
+// else the ring.
 link_impl chosen_links(link_impl asked) {
     if (asked != link_impl::automatic) return asked;
     const char* env = std::getenv("HCUBE_LINKS");
-    if (!env) return link_impl::ring;
+    if (!env || !*env) return link_impl::ring;
     if (const auto l = parse_link_impl(env)) return *l;
     throw usage_error("machine: HCUBE_LINKS=" + std::string(env) +
                       " names no link implementation; use ring or boost (or unset it: ring)");

@@ -247,6 +247,10 @@ TEST_CASE("config::links chooses the links, HCUBE_LINKS only when automatic") {
         CHECK(ran_with(link_impl::boost_spsc) == link_impl::boost_spsc);
     }
     {
+        const links_env env(""); // set but empty: as if unset
+        CHECK(ran_with(link_impl::automatic) == link_impl::ring);
+    }
+    {
         const links_env env("spsc");
         config c;
         c.dim = 1;

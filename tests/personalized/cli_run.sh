@@ -9,7 +9,9 @@ source "$(dirname "$0")/../support/cli_common.sh"
 # json_field JSON KEY: the raw value of a top-level key.
 json_field() { grep -Eo "\"$2\": (\"[^\"]*\"|[^,}]*)" <<<"$1" | head -1 | sed -E "s/^\"$2\": //"; }
 
-keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity'
+keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity links'
+# The default links unless a check asks for others (the suites' variants set it).
+unset HCUBE_LINKS
 
 # run_json WHAT ARGS...: runs with --json, checks status 0, the keys in order,
 # verified, and virtual_time == formula_time; leaves the object in $json.
@@ -61,6 +63,17 @@ expect_line "$out" '^  formula +10 = \(t_s \+ t_w m\) steps\(q\)' "formula"
 for label in 'wall time' messages bytes 'congestion events' note; do
     expect_line "$out" "^  $label " "text row $label"
 done
+expect_line "$out" '^  wall time +[0-9.e+-]+ s on ring links$' "wall time names the links"
+
+# --links chooses the link implementation, and HCUBE_LINKS does without it.
+run_json "links default" allreduce --dim 3 --words 5 --tw 1
+[ "$(json_field "$json" links)" = '"ring"' ] || fail "default links: $json"
+run_json "links boost" allreduce --dim 3 --words 5 --tw 1 --links boost
+[ "$(json_field "$json" links)" = '"boost"' ] || fail "--links boost: $json"
+HCUBE_LINKS=boost run_json "HCUBE_LINKS=boost" allreduce --dim 3 --words 5 --tw 1
+[ "$(json_field "$json" links)" = '"boost"' ] || fail "HCUBE_LINKS=boost: $json"
+HCUBE_LINKS=boost run_json "--links ring over HCUBE_LINKS" allreduce --dim 3 --links ring
+[ "$(json_field "$json" links)" = '"ring"' ] || fail "--links ring, HCUBE_LINKS=boost: $json"
 
 # list: every catalog operation and algorithm; run --help.
 list=$("$hcube" list) || fail "list: exit status $?"
@@ -113,6 +126,8 @@ bad alltoall --ts -1 "--ts '-1' is out of range"
 bad alltoall --tw abc "--tw 'abc' is not a finite number"
 bad shift --shift 1x "--shift '1x' is not an integer"
 bad alltoall --ports both "--ports 'both' is not all or single"
+bad alltoall --links spsc "--links 'spsc' is not ring or boost"
+HCUBE_LINKS=spsc bad alltoall "machine: HCUBE_LINKS=spsc names no link implementation; use ring or boost"
 bad alltoall --type float "--type 'float' is not int32, int64 or double"
 bad alltoall --dim 4 --root 16 "--root 16 is outside 0..15 for --dim 4"
 bad alltoall --dim 3 --dim 4 "--dim given twice"

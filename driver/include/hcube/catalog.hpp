@@ -32,6 +32,8 @@ struct run_params {
     // Messages a directed link buffers (config::link_capacity); 0 makes every
     // send synchronous.
     std::size_t link_capacity = config{}.link_capacity;
+    // The link implementation (config::links; automatic: HCUBE_LINKS, else ring).
+    link_impl links = link_impl::automatic;
     elem_type type = elem_type::int32;
     // Operation-specific choices (--order, --index, --kernel, --schedule, ...),
     // validated against the entry's option_specs, defaults filled in.
