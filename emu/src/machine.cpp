@@ -294,7 +294,7 @@ machine::machine(config cfg)
     for (std::size_t l = 0; l < std::size_t(m.p) * d; ++l)
         m.links.push_back(std::make_unique<link>(capacity));
     m.nodes = std::make_unique<node_state[]>(m.p);
-    const std::size_t ports = cfg.ports == port_model::all_port ? std::max(d, 1) : 1;
+    const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
@@ -345,7 +345,7 @@ void machine::set_cost(cost_model c) {
 void machine::set_ports(port_model p) {
     machine_state& m = *state_;
     m.cfg.ports = p;
-    const std::size_t ports = p == port_model::all_port ? std::max(m.cfg.dim, 1) : 1;
+    const auto ports = std::size_t(port_policy_of(p).send_ports(m.cfg.dim));
     for (int i = 0; i < m.p; ++i) {
         m.nodes[i].send_port.resize(ports);
     }

@@ -299,12 +299,12 @@ struct access {
                    {wait_info::recv, k, id ^ (1 << k), expect, exact});
     }
 
-    // Charges the receive of a message that arrived at `arrival`. Single-port:
-    // the node's one receive port takes messages one at a time, in program
-    // order. All-port: each link is its own port and its messages were already
-    // serialized where they entered it (sender's port, or router reservation).
+    // Charges the receive of a message that arrived at `arrival`. One receive
+    // port (single-port): it takes messages one at a time, in program order.
+    // A port per link (all-port): the link's messages were already serialized
+    // where they entered it (sender's port, or router reservation).
     void charge_receive(vclock arrival, vclock dur) {
-        if (m.cfg.ports == port_model::all_port) {
+        if (port_policy_of(m.cfg.ports).port_per_link) {
             s.clock = max(s.clock, arrival);
             return;
         }
@@ -424,9 +424,10 @@ void node::exchange_any_size(int k, bytes_view out, sink in) {
 
 void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
     access a{*m_, *s_, id_};
-    if (m_->cfg.ports != port_model::all_port)
+    if (const port_policy& ports = port_policy_of(m_->cfg.ports); !ports.several_links_at_once())
         fail(id_, "exchange_all needs the all-port model (config.ports = all_port); this "
-                  "machine is single-port, where a node sends on one link at a time");
+                  "machine is " +
+                      std::string(ports.name) + ", where a node sends on one link at a time");
     unsigned seen = 0;
     for (std::size_t i = 0; i < n; ++i) {
         a.check_dim(ops[i].dim, "exchange_all");

@@ -182,8 +182,8 @@ struct alignas(cache_line) node_state {
 
     // Owner-only from here on.
     alignas(cache_line) vclock clock;
-    owned<vclock> send_port; // one per port: 1 (single-port) or d (all-port)
-    vclock recv_port;        // single-port only (see charge_receive)
+    owned<vclock> send_port; // one per port: port_policy::send_ports
+    vclock recv_port;        // a node's one receive port (see charge_receive)
     owned<link*> out;        // out[k]: this -> this ^ 2^k
     owned<link*> in;         // in[k]: this ^ 2^k -> this
     owned<link_stats> sent;  // direct traffic per out link
@@ -223,9 +223,7 @@ struct machine_state {
     std::vector<std::thread> threads;
 
     link& out_link(int from, int k) const { return *links[std::size_t(from) * cfg.dim + k]; }
-    std::size_t port_index(int k) const {
-        return cfg.ports == port_model::all_port ? std::size_t(k) : 0;
-    }
+    std::size_t port_index(int k) const { return port_policy_of(cfg.ports).port_of(k); }
     vclock message_duration(std::size_t bytes, std::size_t elem) const {
         // t_w = 0 (the default: virtual time counts steps): skip the division.
         if (cfg.cost.t_w == 0) return {cfg.cost.t_s, 1};
