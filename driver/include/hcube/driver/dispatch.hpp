@@ -1,4 +1,4 @@
-// Shared by the catalog sources (collectives/src/catalog_*.cpp): run a function
+// Shared by the catalog sources (driver/src/catalog_*.cpp): run a function
 // template on the C++ type an elem_type names, deterministic inputs, the
 // comparison with a serial reference that becomes a run_outcome, and entries
 // whose run() does all of that.

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include <hcube/collectives/cm200.hpp>
-#include <hcube/collectives/detail/dispatch.hpp>
 #include <hcube/cost/cm200.hpp>
+#include <hcube/driver/dispatch.hpp>
 
 namespace hcube::detail {
 
