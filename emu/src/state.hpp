@@ -32,6 +32,7 @@
 #include <hcube/config.hpp>
 #include <hcube/report.hpp>
 
+#include "executor.hpp"
 #include "link.hpp"
 #include "router.hpp"
 
@@ -199,8 +200,7 @@ struct alignas(cache_line) node_state {
 struct machine_state {
     config cfg;
     int p = 1;
-    bool spin = false;       // threads <= cores: spin briefly before parking
-    std::vector<int> cpu_of; // node i's CPU when bound (config::bind_to_cores)
+    bool spin = false;       // nodes have a core each: spin briefly before parking
     bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
     std::vector<std::unique_ptr<link>> links; // index from * d + k
@@ -213,14 +213,14 @@ struct machine_state {
 
     // Run control.
     const std::function<void(node&)>* program = nullptr;
-    std::atomic<std::uint32_t> generation{0};
-    std::atomic<bool> stopping{false};
     std::atomic<bool> cancelled{false};
     std::atomic<int> first_failure{-1};
     std::atomic<int> remaining{0};
     std::atomic<std::uint32_t> finished{0}; // set by the last node; the caller futex-waits on it
 
-    std::vector<std::thread> threads;
+    // Runs, parks and wakes the nodes (executor.hpp); last member, so it stops
+    // before the state its nodes use goes away.
+    std::unique_ptr<executor> exec;
 
     link& out_link(int from, int k) const { return *links[std::size_t(from) * cfg.dim + k]; }
     std::size_t port_index(int k) const { return port_policy_of(cfg.ports).port_of(k); }
@@ -244,8 +244,8 @@ struct machine_state {
         if (n.waiting.load(std::memory_order_relaxed) &&
             n.waiting.exchange(false, std::memory_order_relaxed)) {
             active.fetch_add(1, std::memory_order_relaxed);
-            n.bell.fetch_add(1, std::memory_order_release);
-            futex_wake(n.bell);
+            n.bell.fetch_add(1, std::memory_order_seq_cst);
+            exec->unpark(n);
         }
     }
     // Wakes every node in `ids` (the destinations of routed messages the router
