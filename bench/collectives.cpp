@@ -283,10 +283,9 @@ int main(int argc, char** argv) {
                 double needed =
                     needed_bytes(e->op, p, double(m), double(elem_size(o.type)), o.shift, d);
                 if (needed < 0) needed = double(rep.bytes);
-                csv << e->op << ',' << e->algo << ','
-                    << (prm.ports == port_model::all_port ? "all" : "single") << ',' << d << ','
-                    << (1 << d) << ',' << m << ',' << to_string(o.type) << ',' << r.runs << ','
-                    << r.median << ',' << r.best << ',' << rep.virtual_time << ','
+                csv << e->op << ',' << e->algo << ',' << port_policy_of(prm.ports).option << ','
+                    << d << ',' << (1 << d) << ',' << m << ',' << to_string(o.type) << ',' << r.runs
+                    << ',' << r.median << ',' << r.best << ',' << rep.virtual_time << ','
                     << r.last.formula_time << ',' << (r.last.verified ? "yes" : "no") << ','
                     << needed << ',' << rate_text(needed, r.median) << ',' << rep.bytes << ','
                     << rate_text(double(rep.bytes), r.median) << ','
