@@ -16,6 +16,18 @@ std::string_view to_string(port_model m) noexcept {
     return m == port_model::all_port ? "all-port" : "single-port";
 }
 
+std::string_view to_string(executor_kind e) noexcept {
+    switch (e) {
+    case executor_kind::threads:
+        return "threads";
+    case executor_kind::fibers:
+        return "fibers";
+    case executor_kind::automatic:
+        break;
+    }
+    return "automatic";
+}
+
 namespace {
 
 std::string node_message(int node, const std::string& what) {
