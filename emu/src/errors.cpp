@@ -12,6 +12,18 @@
 
 namespace hcube {
 
+std::string_view to_string(executor_kind e) noexcept {
+    switch (e) {
+    case executor_kind::threads:
+        return "threads";
+    case executor_kind::fibers:
+        return "fibers";
+    case executor_kind::automatic:
+        break;
+    }
+    return "automatic";
+}
+
 namespace {
 
 std::string node_message(int node, const std::string& what) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -32,6 +33,7 @@ thread_local bool inside_node_program = false;
 constexpr int deadlock_marker = -2; // first_failure when the watchdog cancelled
 constexpr auto watchdog_tick = std::chrono::milliseconds(10);
 constexpr int caller_spin_rounds = 2000;
+constexpr auto caller_poll = std::chrono::microseconds(50);
 
 } // namespace
 
@@ -39,7 +41,7 @@ void detail::enter_node_thread() noexcept {
     inside_node_program = true;
 }
 
-void detail::run_node(machine_state& m, int i) {
+void detail::run_program(machine_state& m, int i) {
     node_state& s = m.nodes[i];
     node me(m, s, i, m.cfg.dim);
     try {
@@ -49,6 +51,10 @@ void detail::run_node(machine_state& m, int i) {
         s.error = std::current_exception();
         m.cancel(i);
     }
+}
+
+void detail::finish_node(machine_state& m, int i) {
+    node_state& s = m.nodes[i];
     s.done.store(true, std::memory_order_release);
     {
         // Always, even before any routed traffic: a finished node's bound
@@ -92,6 +98,12 @@ void validate(const config& c) {
         throw usage_error("machine: link_capacity " + std::to_string(c.link_capacity) +
                           " is above the maximum " + std::to_string(max_link_capacity) +
                           " messages");
+    if (c.workers < 0 || c.workers > max_workers)
+        throw usage_error("machine: workers " + std::to_string(c.workers) + " is outside 0.." +
+                          std::to_string(max_workers) + " (0: one per usable CPU)");
+    if (c.stack_bytes < min_stack_bytes || c.stack_bytes > max_stack_bytes)
+        throw usage_error("machine: stack_bytes " + std::to_string(c.stack_bytes) + " is outside " +
+                          std::to_string(min_stack_bytes) + ".." + std::to_string(max_stack_bytes));
 }
 
 std::string file_text(const char* path) {
@@ -194,6 +206,17 @@ std::string describe(int dim, const wait_info& w) {
 
 } // namespace
 
+executor_kind detail::resolve_executor(executor_kind e) {
+    if (e != executor_kind::automatic) return e;
+    const char* env = std::getenv("HCUBE_EXECUTOR");
+    if (!env || !*env) return executor_kind::threads;
+    const std::string_view v = env;
+    if (v == "threads") return executor_kind::threads;
+    if (v == "fibers") return executor_kind::fibers;
+    throw usage_error("machine: HCUBE_EXECUTOR=" + std::string(v) +
+                      " is neither threads nor fibers");
+}
+
 detail::os_limits detail::read_os_limits() {
     os_limits lim;
     lim.max_map_count = number_in(file_text("/proc/sys/vm/max_map_count"));
@@ -222,15 +245,18 @@ std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
         return std::to_string(std::bit_ceil(static_cast<unsigned long long>(2 * need)));
     };
     std::vector<std::string> why;
+    // Fibers take a few worker threads and one mapping for all stacks (guard
+    // pages only as far as vm.max_map_count allows): only memory can refuse.
+    const bool threaded = resolve_executor(c.executor) == executor_kind::threads;
     if (const long long need = 2 * p + lim.maps_in_use;
-        lim.max_map_count >= 0 && need > lim.max_map_count)
+        threaded && lim.max_map_count >= 0 && need > lim.max_map_count)
         why.push_back(threads + " need about " + std::to_string(2 * p) +
                       " memory mappings (a stack and its guard page each) besides the " +
                       std::to_string(lim.maps_in_use) + " in use, and vm.max_map_count is " +
                       std::to_string(lim.max_map_count) +
                       " (raise it: sysctl -w vm.max_map_count=" + raise_to(need) + ")");
     const auto tasks = [&](long long limit, const std::string& name) {
-        if (const long long need = p + lim.tasks; limit >= 0 && need > limit)
+        if (const long long need = p + lim.tasks; threaded && limit >= 0 && need > limit)
             why.push_back(threads + " need " + std::to_string(p) + " thread ids besides the " +
                           std::to_string(lim.tasks) + " tasks running, and " + name + " is " +
                           std::to_string(limit) + " (raise it: sysctl -w " + name + "=" +
@@ -238,7 +264,7 @@ std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
     };
     tasks(lim.pid_max, "kernel.pid_max");
     tasks(lim.threads_max, "kernel.threads-max");
-    if (const long long need = p + lim.own_threads; lim.nproc >= 0 && need > lim.nproc)
+    if (const long long need = p + lim.own_threads; threaded && lim.nproc >= 0 && need > lim.nproc)
         why.push_back(threads + " and this process's " + std::to_string(lim.own_threads) +
                       " threads exceed RLIMIT_NPROC " + std::to_string(lim.nproc) +
                       " (raise it: ulimit -u " + raise_to(need) + ")");
@@ -270,9 +296,9 @@ void machine_state::cancel(int failed_node) noexcept {
 machine::machine(config cfg)
     : state_(std::make_unique<machine_state>()) {
     validate(cfg);
-    if (const std::string why = detail::os_limit_problems(cfg, detail::read_os_limits());
-        !why.empty())
-        throw error(why);
+    cfg.executor = resolve_executor(cfg.executor);
+    const os_limits lim = read_os_limits();
+    if (const std::string why = os_limit_problems(cfg, lim); !why.empty()) throw error(why);
     machine_state& m = *state_;
     m.cfg = cfg;
     m.p = 1 << cfg.dim;
@@ -294,7 +320,13 @@ machine::machine(config cfg)
         }
     }
 
-    m.exec = make_thread_executor(m);
+    if (cfg.executor == executor_kind::fibers) {
+        const int cpus = int(usable_cpus().size());
+        m.cfg.workers = std::min(cfg.workers ? cfg.workers : cpus, m.p);
+        m.exec = make_fiber_executor(m, m.cfg.workers, fiber_guard_pages(m.p, lim));
+    } else {
+        m.exec = make_thread_executor(m);
+    }
     m.spin = m.exec->spins();
     m.asymmetric = m.spin && heavy_barrier_available();
 }
@@ -440,11 +472,15 @@ run_report machine::run(const std::function<void(node&)>& program) {
     std::vector<std::uint64_t> epochs(m.p), stable_epochs;
     auto stable_since = t0;
     std::vector<blocked_wait> deadlock;
-    // With a core to spare, the caller spins a moment first: short runs then
-    // end without a sleep and a wake-up.
+    // Short runs end without a sleep and a wake-up: with a core to spare the
+    // caller spins a moment first, otherwise it polls with yields a moment.
     for (int i = 0; m.spin && i < caller_spin_rounds && !m.finished.load(std::memory_order_acquire);
          ++i)
         cpu_relax();
+    for (const auto until = t0 + caller_poll; !m.spin &&
+                                              !m.finished.load(std::memory_order_acquire) &&
+                                              std::chrono::steady_clock::now() < until;)
+        std::this_thread::yield();
     while (m.finished.load(std::memory_order_acquire) == 0) {
         if (!futex_wait_for(m.finished, 0, watchdog_tick)) {
             if (m.cancelled.load(std::memory_order_acquire)) continue;
@@ -496,6 +532,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     r.dim = m.cfg.dim;
     r.ports = m.cfg.ports;
     r.cost = m.cfg.cost;
+    r.executor = m.cfg.executor;
     r.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
     r.node_time.resize(m.p);
     r.node_steps.resize(m.p);

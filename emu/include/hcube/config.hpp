@@ -78,6 +78,24 @@ constexpr std::optional<port_model> parse_port_model(std::string_view s) noexcep
     return std::nullopt;
 }
 
+// What runs the node programs (docs/design.md, "The executor seam").
+enum class executor_kind {
+    automatic, // HCUBE_EXECUTOR=threads|fibers if set, else threads
+    threads,   // every node its own OS thread (the specified shape)
+    fibers,    // every node a user-level context with its own stack, on config::workers threads
+};
+
+std::string_view to_string(executor_kind e) noexcept;
+
+// Default config::stack_bytes: a fiber's stack. Address space only: a node's
+// stack costs memory as far as its program touches it (about 8-16 KiB for the
+// collectives).
+inline constexpr std::size_t default_stack_bytes = std::size_t(256) << 10;
+inline constexpr std::size_t min_stack_bytes = std::size_t(16) << 10;
+inline constexpr std::size_t max_stack_bytes = std::size_t(1) << 30;
+// Largest config::workers.
+inline constexpr int max_workers = 1024;
+
 // Cost of one message of m words: t_s + t_w * m (seed 000, chapter 4 intro).
 struct cost_model {
     double t_s = 1.0;
@@ -117,6 +135,17 @@ struct config {
     // A deadlock is reported once every unfinished node has been parked on an
     // unchanged wait for this long.
     std::chrono::milliseconds deadlock_grace{100};
+    // Threads or fibers; automatic reads HCUBE_EXECUTOR when the machine is
+    // built. Results, virtual time, reports and errors are the same.
+    executor_kind executor = executor_kind::automatic;
+    // Fibers: worker OS threads that run them (0: one per usable CPU, capped
+    // at the number of nodes).
+    int workers = 0;
+    // Fibers: each node's stack, min_stack_bytes..max_stack_bytes, rounded up
+    // to pages. A node that overflows it is caught by a guard page or, when
+    // guard pages do not fit under vm.max_map_count, by a red zone checked
+    // after its program (docs/runtime.md).
+    std::size_t stack_bytes = default_stack_bytes;
 };
 
 } // namespace hcube
