@@ -1,5 +1,9 @@
 // Runtime microbenchmarks (issue 2): every figure is printed next to its limit,
-// and every limit is computed from a baseline measured in the same run.
+// and every limit is computed from a baseline measured in the same run. The
+// first three are measured for each setup (threads with hcube's ring, threads
+// with boost's spsc_queue, fibers with the ring: config::executor and
+// config::links), taking turns with each other and with their baseline; the
+// limits are the ring's, the boost rows are for comparison.
 //
 //   ping-pong      d = 1 link round trip vs a raw cross-core spin ping-pong (<= 2x),
 //                  measured alternately so both see the same moments of a noisy
@@ -104,12 +108,12 @@ struct report {
                << (r.limit == r.limit ? std::to_string(r.limit) : "") << ',' << verdict(r) << '\n';
     }
     void table(std::ostream& os) const {
-        os << std::left << std::setw(34) << "metric" << std::setw(4) << "d" << std::right
+        os << std::left << std::setw(44) << "metric" << std::setw(4) << "d" << std::right
            << std::setw(14) << "value"
            << "  " << std::left << std::setw(8) << "unit" << std::right << std::setw(14) << "limit"
            << "  verdict\n";
         for (const auto& r : rows) {
-            os << std::left << std::setw(34) << r.metric << std::setw(4) << r.d << std::right
+            os << std::left << std::setw(44) << r.metric << std::setw(4) << r.d << std::right
                << std::setw(14) << std::setprecision(4) << r.value << "  " << std::left
                << std::setw(8) << r.unit << std::right << std::setw(14);
             if (r.limit == r.limit)
@@ -385,8 +389,8 @@ double hcube_round_trip_us(hcube::machine& m, int iters, bool all_pairs) {
 // any timed run.
 class exchange_probe {
 public:
-    exchange_probe(int d, int links, std::size_t bytes, int reps, hcube::executor_kind e)
-        : m_(config(d, e))
+    exchange_probe(int d, int links, std::size_t bytes, int reps, setup s)
+        : m_(on(s, d, hcube::port_model::all_port))
         , links_(links)
         , reps_(reps)
         , out_(std::size_t(links) << d, std::vector<double>(bytes / sizeof(double), 1.0))
@@ -413,13 +417,6 @@ public:
     }
 
 private:
-    static hcube::config config(int d, hcube::executor_kind e) {
-        hcube::config c;
-        c.dim = d;
-        c.ports = hcube::port_model::all_port;
-        c.executor = e;
-        return c;
-    }
     hcube::machine m_;
     int links_, reps_;
     std::vector<std::vector<double>> out_, in_;
@@ -470,15 +467,31 @@ double run_ms(hcube::machine& m, const std::function<void(hcube::node&)>& progra
     return m.run(program).wall_seconds * 1e3;
 }
 
-hcube::config on(hcube::executor_kind e, int d) {
+// What runs the nodes and what carries their messages. The setups measured
+// side by side: the defaults first, then the boost links, then fibers.
+struct setup {
+    hcube::executor_kind executor;
+    hcube::link_impl links;
+};
+constexpr setup threads_ring{hcube::executor_kind::threads, hcube::link_impl::ring};
+constexpr setup threads_boost{hcube::executor_kind::threads, hcube::link_impl::boost_spsc};
+constexpr setup fibers_ring{hcube::executor_kind::fibers, hcube::link_impl::ring};
+constexpr setup setups[] = {threads_ring, threads_boost, fibers_ring};
+
+hcube::config on(setup s, int d, hcube::port_model ports = hcube::port_model::single_port) {
     hcube::config c;
     c.dim = d;
-    c.executor = e;
+    c.ports = ports;
+    c.executor = s.executor;
+    c.links = s.links;
     return c;
 }
+hcube::config on(hcube::executor_kind e, int d) { return on({e, hcube::link_impl::ring}, d); }
 
-const char* name(hcube::executor_kind e) {
-    return e == hcube::executor_kind::fibers ? "fibers" : "threads";
+// "metric, threads, boost".
+std::string named(const std::string& metric, setup s) {
+    return metric + ", " + std::string(to_string(s.executor)) + ", " +
+           std::string(to_string(s.links));
 }
 
 struct pattern_cost {
@@ -486,8 +499,8 @@ struct pattern_cost {
     double switches_per_step; // context switches per node-step, the same difference
 };
 
-pattern_cost step_pattern_cost(hcube::executor_kind e, int d, int reps) {
-    hcube::machine m(on(e, d));
+pattern_cost step_pattern_cost(setup s, int d, int reps) {
+    hcube::machine m(on(s, d));
     run_ms(m, [](hcube::node&) {});
     std::vector<double> total, empty, switches;
     for (int r = 0; r < reps; ++r) {
@@ -565,21 +578,24 @@ int main(int argc, char** argv) {
     const int iters = quick ? 2000 : 20000;
     report out;
 
-    // Ping-pong, the baselines and the link taking turns.
+    // Ping-pong, the baselines and the links taking turns.
     {
-        hcube::config c;
-        c.dim = 1;
-        hcube::machine m(c);
-        std::vector<double> spin, spsc, link;
+        std::vector<std::unique_ptr<hcube::machine>> machines;
+        for (const setup s : setups)
+            machines.push_back(std::make_unique<hcube::machine>(on(s, 1)));
+        std::vector<double> spin, spsc;
+        std::vector<std::vector<double>> link(machines.size());
         for (int r = 0; r < 7; ++r) {
             spin.push_back(spin_round_trip_us(iters));
             spsc.push_back(spsc_round_trip_us(iters));
-            link.push_back(hcube_round_trip_us(m, iters, false));
+            for (std::size_t i = 0; i < machines.size(); ++i)
+                link[i].push_back(hcube_round_trip_us(*machines[i], iters, false));
         }
         out.add({"raw spin round trip", 1, median(spin), "us", nan, true});
         out.add({"spsc_queue spin round trip", 1, median(spsc), "us", nan, true});
-        out.add(
-            {"link round trip (threads <= cores)", 1, median(link), "us", 2 * median(spin), true});
+        for (std::size_t i = 0; i < machines.size(); ++i)
+            out.add({named("link round trip (nodes <= cores)", setups[i]), 1, median(link[i]), "us",
+                     i == 0 ? 2 * median(spin) : nan, true});
     }
     {
         hcube::config c;
@@ -599,18 +615,22 @@ int main(int argc, char** argv) {
     const int reps = quick ? 4 : 10;
     const auto bandwidth = [&](int d, int links, const std::string& what) {
         memcpy_probe copy(big, links << d, cores, reps);
-        exchange_probe threads(d, links, big, reps, hcube::executor_kind::threads);
-        exchange_probe fibers(d, links, big, reps, hcube::executor_kind::fibers);
-        std::vector<double> mc, ex, fx;
+        std::vector<std::unique_ptr<exchange_probe>> exchange;
+        for (const setup s : setups)
+            exchange.push_back(std::make_unique<exchange_probe>(d, links, big, reps, s));
+        std::vector<double> mc;
+        std::vector<std::vector<double>> ex(exchange.size());
         for (int r = 0; r < 5; ++r) {
             mc.push_back(copy.gbps());
-            ex.push_back(threads.gbps());
-            fx.push_back(fibers.gbps());
+            for (std::size_t i = 0; i < exchange.size(); ++i)
+                ex[i].push_back(exchange[i]->gbps());
         }
         const std::string op = links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ";
         out.add({"memcpy, same bytes as " + what, d, median(mc), "GB/s", nan, true});
-        out.add({op + what, d, median(ex), "GB/s", 0.8 * median(mc), false});
-        out.add({op + what + ", fibers", d, median(fx), "GB/s", 0.8 * median(mc), false});
+        // The limit is the ring's, under either executor; boost is for comparison.
+        for (std::size_t i = 0; i < exchange.size(); ++i)
+            out.add({named(op + what, setups[i]), d, median(ex[i]), "GB/s",
+                     setups[i].links == hcube::link_impl::ring ? 0.8 * median(mc) : nan, false});
     };
     bandwidth(1, 1, "1 link");
     bandwidth(3, 3, "all links");
@@ -622,15 +642,18 @@ int main(int argc, char** argv) {
     {
         const double yield_switch = yield_switch_us(1 << dmax, quick ? 20 : 100, cores);
         const int reps = quick ? 3 : 7;
-        const pattern_cost threads = step_pattern_cost(hcube::executor_kind::threads, dmax, reps);
-        const pattern_cost fibers = step_pattern_cost(hcube::executor_kind::fibers, dmax, reps);
+        const pattern_cost threads = step_pattern_cost(threads_ring, dmax, reps);
+        const pattern_cost boost = step_pattern_cost(threads_boost, dmax, reps);
+        const pattern_cost fibers = step_pattern_cost(fibers_ring, dmax, reps);
         const double node_steps = dmax * double(1 << dmax);
         const double bound_ms = yield_switch * threads.switches_per_step * node_steps / cores / 1e3;
         out.add({"yield switch among 4096 threads", dmax, yield_switch, "us", nan, true});
         out.add({"context switches per node-step", dmax, threads.switches_per_step, "", nan, true});
         out.add({"bound: switch x switches x 49152/cores", dmax, bound_ms, "ms", nan, true});
-        out.add({"12-step pattern alone, threads", dmax, threads.ms, "ms", 1.5 * bound_ms, true});
-        out.add({"12-step pattern alone, fibers", dmax, fibers.ms, "ms", threads.ms / 10, true});
+        const std::string pattern = "12-step pattern alone";
+        out.add({named(pattern, threads_ring), dmax, threads.ms, "ms", 1.5 * bound_ms, true});
+        out.add({named(pattern, threads_boost), dmax, boost.ms, "ms", nan, true});
+        out.add({named(pattern, fibers_ring), dmax, fibers.ms, "ms", threads.ms / 10, true});
     }
 
     // The executors side by side.
@@ -650,7 +673,7 @@ int main(int argc, char** argv) {
             std::vector<double> us;
             for (int r = 0; r < (quick ? 200 : 2000); ++r)
                 us.push_back(m.run([](hcube::node&) {}).wall_seconds * 1e6);
-            out.add({std::string("empty run(), back to back, ") + name(e), 2, median(std::move(us)),
+            out.add({"empty run(), back to back, " + std::string(to_string(e)), 2, median(std::move(us)),
                      "us", 2 * barrier, true});
         }
 

@@ -153,12 +153,10 @@ std::string pending_messages(machine_state& m, int i) {
            << from << ", " << bytes << " bytes";
     };
     for (int k = 0; k < m.cfg.dim; ++k) {
-        std::uint64_t messages = 0, bytes = 0;
-        m.out_link(i ^ (1 << k), k).for_each_pending([&](const descriptor& d) {
-            messages += 1;
-            bytes += d.bytes;
+        const link_backlog b = m.with_links([&]<class L>(std::type_identity<L>) {
+            return m.out_link<L>(i ^ (1 << k), k).pending();
         });
-        item(messages, bytes, "",
+        item(b.messages, b.bytes, "",
              "on dim " + std::to_string(k) + " from node " + std::to_string(i ^ (1 << k)));
     }
     node_state& s = m.nodes[i];
@@ -202,6 +200,16 @@ std::string describe(int dim, const wait_info& w) {
         break;
     }
     return os.str();
+}
+
+// config::links with `automatic` resolved: HCUBE_LINKS if set, else the ring.
+link_impl chosen_links(link_impl asked) {
+    if (asked != link_impl::automatic) return asked;
+    const char* env = std::getenv("HCUBE_LINKS");
+    if (!env) return link_impl::ring;
+    if (const auto l = parse_link_impl(env)) return *l;
+    throw usage_error("machine: HCUBE_LINKS=" + std::string(env) +
+                      " names no link implementation; use ring or boost (or unset it: ring)");
 }
 
 } // namespace
@@ -301,23 +309,25 @@ machine::machine(config cfg)
     if (const std::string why = os_limit_problems(cfg, lim); !why.empty()) throw error(why);
     machine_state& m = *state_;
     m.cfg = cfg;
+    m.cfg.links = chosen_links(cfg.links);
     m.p = 1 << cfg.dim;
 
     const int d = cfg.dim;
     const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
-    m.links.reserve(std::size_t(m.p) * d);
-    for (std::size_t l = 0; l < std::size_t(m.p) * d; ++l)
-        m.links.push_back(std::make_unique<link>(capacity));
+    m.with_links(
+        [&]<class L>(std::type_identity<L>) { m.links.build<L>(std::size_t(m.p) * d, capacity); });
     m.nodes = std::make_unique<node_state[]>(m.p);
     const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
         s.sent.resize(d);
-        for (int k = 0; k < d; ++k) {
-            s.out.push_back(&m.out_link(i, k));
-            s.in.push_back(&m.out_link(i ^ (1 << k), k));
-        }
+        m.with_links([&]<class L>(std::type_identity<L>) {
+            for (int k = 0; k < d; ++k) {
+                s.out.push_back(&m.out_link<L>(i, k));
+                s.in.push_back(&m.out_link<L>(i ^ (1 << k), k));
+            }
+        });
     }
 
     if (cfg.executor == executor_kind::fibers) {
@@ -373,18 +383,20 @@ std::vector<undelivered> drain(machine_state& m) {
     std::vector<undelivered> left;
     const int d = m.cfg.dim;
     for (int i = 0; i < m.p; ++i) {
-        for (int k = 0; k < d; ++k) {
-            link& l = m.out_link(i, k);
-            undelivered u{i, i ^ (1 << k), k};
-            while (!l.empty()) {
-                const descriptor& desc = l.front();
-                u.messages += 1;
-                u.bytes += desc.bytes;
-                if (desc.kind == payload::heap) payload_free(const_cast<void*>(desc.ptr));
-                l.pop();
+        m.with_links([&]<class L>(std::type_identity<L>) {
+            for (int k = 0; k < d; ++k) {
+                L& l = m.out_link<L>(i, k);
+                undelivered u{i, i ^ (1 << k), k};
+                while (!l.empty()) {
+                    const descriptor& desc = l.front();
+                    u.messages += 1;
+                    u.bytes += desc.bytes;
+                    if (desc.kind == payload::heap) payload_free(const_cast<void*>(desc.ptr));
+                    l.pop();
+                }
+                if (u.messages) left.push_back(u);
             }
-            if (u.messages) left.push_back(u);
-        }
+        });
         for (auto& [source, queue] : m.nodes[i].routed_inbox) {
             undelivered u{source, i, -1};
             for (const auto& msg : queue)
@@ -533,6 +545,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     r.ports = m.cfg.ports;
     r.cost = m.cfg.cost;
     r.executor = m.cfg.executor;
+    r.link_implementation = m.cfg.links;
     r.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
     r.node_time.resize(m.p);
     r.node_steps.resize(m.p);

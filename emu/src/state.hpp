@@ -15,6 +15,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cerrno>
@@ -34,7 +35,7 @@
 #include <hcube/report.hpp>
 
 #include "executor.hpp"
-#include "link.hpp"
+#include "links/link.hpp"
 #include "router.hpp"
 
 namespace hcube::detail {
@@ -220,9 +221,17 @@ struct alignas(cache_line) node_state {
     alignas(cache_line) vclock clock;
     owned<vclock> send_port; // one per port: port_policy::send_ports
     vclock recv_port;        // a node's one receive port (see charge_receive)
-    owned<link*> out;        // out[k]: this -> this ^ 2^k
-    owned<link*> in;         // in[k]: this ^ 2^k -> this
-    owned<link_stats> sent;  // direct traffic per out link
+    owned<void*> out;        // out[k]: this -> this ^ 2^k, a config::links link
+    owned<void*> in;         // in[k]: this ^ 2^k -> this
+    template <spsc_link L>
+    L& out_link(int k) const {
+        return *static_cast<L*>(out[k]);
+    }
+    template <spsc_link L>
+    L& in_link(int k) const {
+        return *static_cast<L*>(in[k]);
+    }
+    owned<link_stats> sent; // direct traffic per out link
     owned<trace_record> trace;
     std::exception_ptr error;
     std::uint64_t routed_seq = 0; // routed messages sent this run: the next one's tie-break
@@ -238,7 +247,7 @@ struct machine_state {
     bool spin = false;       // nodes have a core each: spin briefly before parking
     bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
-    std::vector<std::unique_ptr<link>> links; // index from * d + k
+    link_table links; // of the implementation cfg.links names (resolved)
     std::unique_ptr<node_state[]> nodes;
     router routes;
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
@@ -257,7 +266,15 @@ struct machine_state {
     // before the state its nodes use goes away.
     std::unique_ptr<executor> exec;
 
-    link& out_link(int from, int k) const { return *links[std::size_t(from) * cfg.dim + k]; }
+    template <spsc_link L>
+    L& out_link(int from, int k) const {
+        return links.at<L>(std::size_t(from) * cfg.dim + k);
+    }
+    // Calls f(std::type_identity<L>{}) with the machine's link type L.
+    template <class F>
+    decltype(auto) with_links(F&& f) const {
+        return with_link_type(cfg.links, std::forward<F>(f));
+    }
     std::size_t port_index(int k) const { return port_policy_of(cfg.ports).port_of(k); }
     vclock message_duration(std::size_t bytes, std::size_t elem) const {
         // t_w = 0 (the default: virtual time counts steps): skip the division.

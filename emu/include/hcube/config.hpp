@@ -96,6 +96,20 @@ inline constexpr std::size_t max_stack_bytes = std::size_t(1) << 30;
 // Largest config::workers.
 inline constexpr int max_workers = 1024;
 
+// How directed links are built (docs/design.md, "Links"). Every implementation
+// gives the same results, virtual times and reports; they differ in wall time.
+enum class link_impl {
+    automatic,  // HCUBE_LINKS=ring|boost if set, else ring
+    ring,       // hcube's own SPSC ring: one cache line per hop (the default)
+    boost_spsc, // boost::lockfree::spsc_queue
+};
+
+// "automatic", "ring", "boost": the names HCUBE_LINKS and `hcube run --links`
+// take (and report).
+std::string_view to_string(link_impl l) noexcept;
+// The implementation named "ring" or "boost"; nullopt for any other name.
+std::optional<link_impl> parse_link_impl(std::string_view name) noexcept;
+
 // Cost of one message of m words: t_s + t_w * m (seed 000, chapter 4 intro).
 struct cost_model {
     double t_s = 1.0;
@@ -121,6 +135,10 @@ struct config {
     // only work thanks to eager buffering: they deadlock and get a report.
     // At most max_link_capacity.
     std::size_t link_capacity = 16;
+    // The link implementation. machine::cfg() and run_report::links say which
+    // one `automatic` chose; a bad HCUBE_LINKS is a usage_error from the
+    // machine's constructor.
+    link_impl links = link_impl::automatic;
     // exchange() payloads above this many bytes are not buffered: the receiver
     // copies straight from the sender's buffer (one copy, MPI's rendezvous
     // protocol), so such an exchange completes only once the peer received it.
