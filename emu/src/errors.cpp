@@ -12,8 +12,16 @@
 
 namespace hcube {
 
-std::string_view to_string(port_model m) noexcept {
-    return m == port_model::all_port ? "all-port" : "single-port";
+std::string_view to_string(executor_kind e) noexcept {
+    switch (e) {
+    case executor_kind::threads:
+        return "threads";
+    case executor_kind::fibers:
+        return "fibers";
+    case executor_kind::automatic:
+        break;
+    }
+    return "automatic";
 }
 
 std::string_view to_string(link_impl l) noexcept {

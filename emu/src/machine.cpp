@@ -26,56 +26,52 @@ using namespace detail;
 
 namespace {
 
-// Set while a thread runs a node program: run() from inside one would wait
-// for itself forever.
+// Set in the OS threads that run node programs (enter_node_thread): run()
+// from inside one would wait for itself forever.
 thread_local bool inside_node_program = false;
 
 constexpr int deadlock_marker = -2; // first_failure when the watchdog cancelled
 constexpr auto watchdog_tick = std::chrono::milliseconds(10);
 constexpr int caller_spin_rounds = 2000;
+constexpr auto caller_poll = std::chrono::microseconds(50);
 
-void worker(machine_state& m, int i) {
-    if (!m.cpu_of.empty()) {
-        cpu_set_t cpu;
-        CPU_ZERO(&cpu);
-        CPU_SET(m.cpu_of[i], &cpu);
-        pthread_setaffinity_np(pthread_self(), sizeof cpu, &cpu);
+} // namespace
+
+void detail::enter_node_thread() noexcept {
+    inside_node_program = true;
+}
+
+void detail::run_program(machine_state& m, int i) {
+    node_state& s = m.nodes[i];
+    node me(m, s, i, m.cfg.dim);
+    try {
+        (*m.program)(me);
+    } catch (const run_cancelled&) {
+    } catch (...) {
+        s.error = std::current_exception();
+        m.cancel(i);
     }
-    std::uint32_t seen = 0;
-    for (;;) {
-        while (m.generation.load(std::memory_order_acquire) == seen)
-            futex_wait(m.generation, seen);
-        seen = m.generation.load(std::memory_order_acquire);
-        if (m.stopping.load(std::memory_order_acquire)) return;
-        node_state& s = m.nodes[i];
-        node me(m, s, i, m.cfg.dim);
-        inside_node_program = true;
-        try {
-            (*m.program)(me);
-        } catch (const run_cancelled&) {
-        } catch (...) {
-            s.error = std::current_exception();
-            m.cancel(i);
-        }
-        inside_node_program = false;
-        s.done.store(true, std::memory_order_release);
-        {
-            // Always, even before any routed traffic: a finished node's bound
-            // must not hold back messages sent later in the run.
-            thread_local std::vector<int> woken;
-            m.routes.finish(i, woken);
-            m.wake_each(woken);
-        }
-        if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
-        if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            m.finished.store(1, std::memory_order_release);
-            futex_wake(m.finished);
-        }
+}
+
+void detail::finish_node(machine_state& m, int i) {
+    node_state& s = m.nodes[i];
+    s.done.store(true, std::memory_order_release);
+    {
+        // Always, even before any routed traffic: a finished node's bound
+        // must not hold back messages sent later in the run.
+        thread_local std::vector<int> woken;
+        m.routes.finish(i, woken);
+        m.wake_each(woken);
+    }
+    if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
+    if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        m.finished.store(1, std::memory_order_release);
+        futex_wake(m.finished);
     }
 }
 
 // The CPUs the calling thread may run on (at least one entry).
-std::vector<int> usable_cpus() {
+std::vector<int> detail::usable_cpus() {
     cpu_set_t set;
     CPU_ZERO(&set);
     std::vector<int> cpus;
@@ -87,6 +83,8 @@ std::vector<int> usable_cpus() {
             cpus.push_back(int(c));
     return cpus;
 }
+
+namespace {
 
 void validate(const config& c) {
     if (c.dim < 0 || c.dim > max_dim)
@@ -100,6 +98,12 @@ void validate(const config& c) {
         throw usage_error("machine: link_capacity " + std::to_string(c.link_capacity) +
                           " is above the maximum " + std::to_string(max_link_capacity) +
                           " messages");
+    if (c.workers < 0 || c.workers > max_workers)
+        throw usage_error("machine: workers " + std::to_string(c.workers) + " is outside 0.." +
+                          std::to_string(max_workers) + " (0: one per usable CPU)");
+    if (c.stack_bytes < min_stack_bytes || c.stack_bytes > max_stack_bytes)
+        throw usage_error("machine: stack_bytes " + std::to_string(c.stack_bytes) + " is outside " +
+                          std::to_string(min_stack_bytes) + ".." + std::to_string(max_stack_bytes));
 }
 
 std::string file_text(const char* path) {
@@ -211,6 +215,17 @@ link_impl chosen_links(link_impl asked) {
 
 } // namespace
 
+executor_kind detail::resolve_executor(executor_kind e) {
+    if (e != executor_kind::automatic) return e;
+    const char* env = std::getenv("HCUBE_EXECUTOR");
+    if (!env || !*env) return executor_kind::threads;
+    const std::string_view v = env;
+    if (v == "threads") return executor_kind::threads;
+    if (v == "fibers") return executor_kind::fibers;
+    throw usage_error("machine: HCUBE_EXECUTOR=" + std::string(v) +
+                      " is neither threads nor fibers");
+}
+
 detail::os_limits detail::read_os_limits() {
     os_limits lim;
     lim.max_map_count = number_in(file_text("/proc/sys/vm/max_map_count"));
@@ -239,15 +254,18 @@ std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
         return std::to_string(std::bit_ceil(static_cast<unsigned long long>(2 * need)));
     };
     std::vector<std::string> why;
+    // Fibers take a few worker threads and one mapping for all stacks (guard
+    // pages only as far as vm.max_map_count allows): only memory can refuse.
+    const bool threaded = resolve_executor(c.executor) == executor_kind::threads;
     if (const long long need = 2 * p + lim.maps_in_use;
-        lim.max_map_count >= 0 && need > lim.max_map_count)
+        threaded && lim.max_map_count >= 0 && need > lim.max_map_count)
         why.push_back(threads + " need about " + std::to_string(2 * p) +
                       " memory mappings (a stack and its guard page each) besides the " +
                       std::to_string(lim.maps_in_use) + " in use, and vm.max_map_count is " +
                       std::to_string(lim.max_map_count) +
                       " (raise it: sysctl -w vm.max_map_count=" + raise_to(need) + ")");
     const auto tasks = [&](long long limit, const std::string& name) {
-        if (const long long need = p + lim.tasks; limit >= 0 && need > limit)
+        if (const long long need = p + lim.tasks; threaded && limit >= 0 && need > limit)
             why.push_back(threads + " need " + std::to_string(p) + " thread ids besides the " +
                           std::to_string(lim.tasks) + " tasks running, and " + name + " is " +
                           std::to_string(limit) + " (raise it: sysctl -w " + name + "=" +
@@ -255,7 +273,7 @@ std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
     };
     tasks(lim.pid_max, "kernel.pid_max");
     tasks(lim.threads_max, "kernel.threads-max");
-    if (const long long need = p + lim.own_threads; lim.nproc >= 0 && need > lim.nproc)
+    if (const long long need = p + lim.own_threads; threaded && lim.nproc >= 0 && need > lim.nproc)
         why.push_back(threads + " and this process's " + std::to_string(lim.own_threads) +
                       " threads exceed RLIMIT_NPROC " + std::to_string(lim.nproc) +
                       " (raise it: ulimit -u " + raise_to(need) + ")");
@@ -279,32 +297,28 @@ void machine_state::cancel(int failed_node) noexcept {
     first_failure.compare_exchange_strong(none, failed_node, std::memory_order_acq_rel);
     if (cancelled.exchange(true, std::memory_order_seq_cst)) return;
     for (int i = 0; i < p; ++i) {
-        nodes[i].bell.fetch_add(1, std::memory_order_release);
-        futex_wake(nodes[i].bell);
+        nodes[i].bell.fetch_add(1, std::memory_order_seq_cst);
+        exec->unpark(nodes[i]);
     }
 }
 
 machine::machine(config cfg)
     : state_(std::make_unique<machine_state>()) {
     validate(cfg);
-    if (const std::string why = detail::os_limit_problems(cfg, detail::read_os_limits());
-        !why.empty())
-        throw error(why);
+    cfg.executor = resolve_executor(cfg.executor);
+    const os_limits lim = read_os_limits();
+    if (const std::string why = os_limit_problems(cfg, lim); !why.empty()) throw error(why);
     machine_state& m = *state_;
     m.cfg = cfg;
     m.cfg.links = chosen_links(cfg.links);
     m.p = 1 << cfg.dim;
-    const std::vector<int> cpus = usable_cpus();
-    m.spin = std::size_t(m.p) <= cpus.size();
-    m.asymmetric = m.spin && heavy_barrier_available();
-    if (m.spin && cfg.bind_to_cores) m.cpu_of.assign(cpus.begin(), cpus.begin() + m.p);
 
     const int d = cfg.dim;
     const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
     m.with_links(
         [&]<class L>(std::type_identity<L>) { m.links.build<L>(std::size_t(m.p) * d, capacity); });
     m.nodes = std::make_unique<node_state[]>(m.p);
-    const std::size_t ports = cfg.ports == port_model::all_port ? std::max(d, 1) : 1;
+    const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
@@ -317,30 +331,21 @@ machine::machine(config cfg)
         });
     }
 
-    m.threads.reserve(m.p);
-    try {
-        for (int i = 0; i < m.p; ++i)
-            m.threads.emplace_back(worker, std::ref(m), i);
-    } catch (const std::system_error& e) {
-        const std::size_t started = m.threads.size();
-        m.stopping.store(true, std::memory_order_release);
-        m.generation.fetch_add(1, std::memory_order_release);
-        futex_wake(m.generation, INT_MAX);
-        for (auto& t : m.threads)
-            t.join();
-        throw error("machine: could not start node thread " + std::to_string(started) + " of " +
-                    std::to_string(m.p) + " (" + e.what() + "); try a smaller dimension");
+    if (cfg.executor == executor_kind::fibers) {
+        const int cpus = int(usable_cpus().size());
+        m.cfg.workers = std::min(cfg.workers ? cfg.workers : cpus, m.p);
+        m.exec = make_fiber_executor(m, m.cfg.workers, fiber_guard_pages(m.p, lim));
+    } else {
+        m.exec = make_thread_executor(m);
     }
+    m.spin = m.exec->spins();
+    m.asymmetric = m.spin && heavy_barrier_available();
 }
 
 machine::~machine() {
-    machine_state& m = *state_;
-    m.stopping.store(true, std::memory_order_release);
-    m.generation.fetch_add(1, std::memory_order_release);
-    futex_wake(m.generation, INT_MAX);
-    for (auto& t : m.threads)
-        t.join();
-    // Messages of a failed run were drained by run(); nothing is left to free.
+    // Stops the nodes' contexts first. Messages of a failed run were drained
+    // by run(); nothing is left to free.
+    state_->exec.reset();
 }
 
 const config& machine::cfg() const noexcept {
@@ -357,7 +362,7 @@ void machine::set_cost(cost_model c) {
 void machine::set_ports(port_model p) {
     machine_state& m = *state_;
     m.cfg.ports = p;
-    const std::size_t ports = p == port_model::all_port ? std::max(m.cfg.dim, 1) : 1;
+    const auto ports = std::size_t(port_policy_of(p).send_ports(m.cfg.dim));
     for (int i = 0; i < m.p; ++i) {
         m.nodes[i].send_port.resize(ports);
     }
@@ -472,8 +477,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     m.program = &program;
 
     const auto t0 = std::chrono::steady_clock::now();
-    m.generation.fetch_add(1, std::memory_order_release);
-    futex_wake(m.generation, INT_MAX);
+    m.exec->launch();
 
     // Wait for the nodes, sampling for deadlock on every tick: a deadlock is
     // declared when every unfinished node stayed parked on the same wait (same
@@ -481,11 +485,15 @@ run_report machine::run(const std::function<void(node&)>& program) {
     std::vector<std::uint64_t> epochs(m.p), stable_epochs;
     auto stable_since = t0;
     std::vector<blocked_wait> deadlock;
-    // With a core to spare, the caller spins a moment first: short runs then
-    // end without a sleep and a wake-up.
+    // Short runs end without a sleep and a wake-up: with a core to spare the
+    // caller spins a moment first, otherwise it polls with yields a moment.
     for (int i = 0; m.spin && i < caller_spin_rounds && !m.finished.load(std::memory_order_acquire);
          ++i)
         cpu_relax();
+    for (const auto until = t0 + caller_poll; !m.spin &&
+                                              !m.finished.load(std::memory_order_acquire) &&
+                                              std::chrono::steady_clock::now() < until;)
+        std::this_thread::yield();
     while (m.finished.load(std::memory_order_acquire) == 0) {
         if (!futex_wait_for(m.finished, 0, watchdog_tick)) {
             if (m.cancelled.load(std::memory_order_acquire)) continue;
@@ -537,6 +545,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     r.dim = m.cfg.dim;
     r.ports = m.cfg.ports;
     r.cost = m.cfg.cost;
+    r.executor = m.cfg.executor;
     r.link_implementation = m.cfg.links;
     r.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
     r.node_time.resize(m.p);

@@ -86,8 +86,8 @@ void detail::place_when_all_parked(machine_state& m) {
 
 namespace {
 
-// Blocks until ready() holds: a bounded spin (only when threads <= cores), a
-// few yields, then park on the doorbell.
+// Blocks until ready() holds: a bounded spin (only when nodes have a core
+// each), a few yields, then park on the doorbell (the executor's park).
 //
 // Parking protocol (a Dekker pair with machine_state::wake): the waiter stores
 // waiting = true, passes the park barrier, re-checks ready(); a waker publishes
@@ -108,7 +108,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
     const int yields = m.spin ? yields_spinning : yields_oversubscribed;
     for (int i = 0; i < yields; ++i) {
         throw_if_cancelled(m);
-        std::this_thread::yield();
+        m.exec->yield();
         if (ready()) return;
     }
     for (;;) {
@@ -130,7 +130,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         s.parked.store(true, std::memory_order_release);
         if (m.routes.used()) publish_routed_bound(m, s, nullptr);
         if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
-        futex_wait(s.bell, seq);
+        m.exec->park(s, seq);
         // Unless a waker claimed the wait and counted us (cancel and spurious
         // wake-ups do not).
         if (s.waiting.exchange(false, std::memory_order_relaxed))
@@ -175,7 +175,7 @@ public:
         for (int i = 0; i < n_; ++i)
             while (items_[i].borrowed &&
                    s_.out_link<L>(items_[i].k).reading().load(std::memory_order_seq_cst))
-                std::this_thread::yield();
+                m_.exec->yield();
     }
 
 private:
@@ -223,15 +223,15 @@ void node::too_many_transfers(std::size_t n) const {
 
 namespace {
 
-// Charges the receive of a message that arrived at `arrival`. Single-port:
-// the node's one receive port takes messages one at a time, in program
-// order. All-port: each link is its own port and its messages were already
-// serialized where they entered it (sender's port, or router reservation).
+// Charges the receive of a message that arrived at `arrival`. One receive
+// port (single-port): it takes messages one at a time, in program order.
+// A port per link (all-port): the link's messages were already serialized
+// where they entered it (sender's port, or router reservation).
 // Forced inline, as are post and take: compiled once per link type, GCC kept
 // them out of line and a receive cost ~15% more than when access was one type.
 [[gnu::always_inline]] inline void charge_receive(const machine_state& m, node_state& s,
                                                   vclock arrival, vclock dur) {
-    if (m.cfg.ports == port_model::all_port) {
+    if (port_policy_of(m.cfg.ports).port_per_link) {
         s.clock = max(s.clock, arrival);
         return;
     }
@@ -452,9 +452,10 @@ namespace {
 // exchange_all on the links of a's type (Transfer: node::raw_transfer).
 template <class Access, class Transfer>
 void exchange_all_on(Access a, const Transfer* ops, std::size_t n) {
-    if (a.m.cfg.ports != port_model::all_port)
+    if (const port_policy& ports = port_policy_of(a.m.cfg.ports); !ports.several_links_at_once())
         fail(a.id, "exchange_all needs the all-port model (config.ports = all_port); this "
-                   "machine is single-port, where a node sends on one link at a time");
+                   "machine is " +
+                       std::string(ports.name) + ", where a node sends on one link at a time");
     unsigned seen = 0;
     for (std::size_t i = 0; i < n; ++i) {
         a.check_dim(ops[i].dim, "exchange_all");

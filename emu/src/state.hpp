@@ -20,6 +20,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <ctime>
 
 #include <linux/futex.h>
@@ -33,6 +34,7 @@
 #include <hcube/config.hpp>
 #include <hcube/report.hpp>
 
+#include "executor.hpp"
 #include "links/link.hpp"
 #include "router.hpp"
 
@@ -115,6 +117,40 @@ inline void futex_wake(std::atomic<std::uint32_t>& word, int waiters = 1) noexce
     futex(word, FUTEX_WAKE_PRIVATE, std::uint32_t(waiters), nullptr);
 }
 
+// The start of every run: a generation counter that the caller of run() bumps
+// and the executor's OS threads wait on. After a run they poll it a moment
+// (with yields, so they never keep the caller off a core) before they sleep, as
+// OpenMP runtimes do for their block time: back-to-back runs then pay no
+// futex wake, and the caller makes the system call only when someone sleeps
+// (a Dekker pair of `generation` and `sleepers`, seq_cst on both sides).
+struct run_gate {
+    std::atomic<std::uint32_t> generation{0};
+    std::atomic<int> sleepers{0};
+
+    void open() noexcept {
+        generation.fetch_add(1, std::memory_order_seq_cst);
+        if (sleepers.load(std::memory_order_seq_cst) > 0) futex_wake(generation, INT_MAX);
+    }
+
+    // Returns the generation once it differs from `seen`.
+    std::uint32_t wait(std::uint32_t seen, std::chrono::nanoseconds poll) noexcept {
+        if (poll.count() > 0) {
+            const auto until = std::chrono::steady_clock::now() + poll;
+            for (int i = 0;; ++i) {
+                if (const auto g = generation.load(std::memory_order_acquire); g != seen) return g;
+                std::this_thread::yield();
+                if (i % 16 == 15 && std::chrono::steady_clock::now() > until) break;
+            }
+        }
+        for (;;) {
+            sleepers.fetch_add(1, std::memory_order_seq_cst);
+            if (generation.load(std::memory_order_seq_cst) == seen) futex_wait(generation, seen);
+            sleepers.fetch_sub(1, std::memory_order_relaxed);
+            if (const auto g = generation.load(std::memory_order_acquire); g != seen) return g;
+        }
+    }
+};
+
 // The parking protocol (node.cpp, wait_until) is a Dekker pair: the waker
 // publishes and then reads `waiting`, the parker stores `waiting` and then
 // re-reads what it waits for; each needs a full barrier between its store and
@@ -183,8 +219,8 @@ struct alignas(cache_line) node_state {
 
     // Owner-only from here on.
     alignas(cache_line) vclock clock;
-    owned<vclock> send_port; // one per port: 1 (single-port) or d (all-port)
-    vclock recv_port;        // single-port only (see charge_receive)
+    owned<vclock> send_port; // one per port: port_policy::send_ports
+    vclock recv_port;        // a node's one receive port (see charge_receive)
     owned<void*> out;        // out[k]: this -> this ^ 2^k, a config::links link
     owned<void*> in;         // in[k]: this ^ 2^k -> this
     template <spsc_link L>
@@ -208,8 +244,7 @@ struct alignas(cache_line) node_state {
 struct machine_state {
     config cfg;
     int p = 1;
-    bool spin = false;       // threads <= cores: spin briefly before parking
-    std::vector<int> cpu_of; // node i's CPU when bound (config::bind_to_cores)
+    bool spin = false;       // nodes have a core each: spin briefly before parking
     bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
     link_table links; // of the implementation cfg.links names (resolved)
@@ -222,14 +257,14 @@ struct machine_state {
 
     // Run control.
     const std::function<void(node&)>* program = nullptr;
-    std::atomic<std::uint32_t> generation{0};
-    std::atomic<bool> stopping{false};
     std::atomic<bool> cancelled{false};
     std::atomic<int> first_failure{-1};
     std::atomic<int> remaining{0};
     std::atomic<std::uint32_t> finished{0}; // set by the last node; the caller futex-waits on it
 
-    std::vector<std::thread> threads;
+    // Runs, parks and wakes the nodes (executor.hpp); last member, so it stops
+    // before the state its nodes use goes away.
+    std::unique_ptr<executor> exec;
 
     template <spsc_link L>
     L& out_link(int from, int k) const {
@@ -240,9 +275,7 @@ struct machine_state {
     decltype(auto) with_links(F&& f) const {
         return with_link_type(cfg.links, std::forward<F>(f));
     }
-    std::size_t port_index(int k) const {
-        return cfg.ports == port_model::all_port ? std::size_t(k) : 0;
-    }
+    std::size_t port_index(int k) const { return port_policy_of(cfg.ports).port_of(k); }
     vclock message_duration(std::size_t bytes, std::size_t elem) const {
         // t_w = 0 (the default: virtual time counts steps): skip the division.
         if (cfg.cost.t_w == 0) return {cfg.cost.t_s, 1};
@@ -263,8 +296,8 @@ struct machine_state {
         if (n.waiting.load(std::memory_order_relaxed) &&
             n.waiting.exchange(false, std::memory_order_relaxed)) {
             active.fetch_add(1, std::memory_order_relaxed);
-            n.bell.fetch_add(1, std::memory_order_release);
-            futex_wake(n.bell);
+            n.bell.fetch_add(1, std::memory_order_seq_cst);
+            exec->unpark(n);
         }
     }
     // Wakes every node in `ids` (the destinations of routed messages the router

@@ -1,6 +1,7 @@
 // Machine configuration: dimension, port model, cost model, link capacity.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -30,7 +31,70 @@ enum class port_model {
     all_port,    // one send and one receive in progress per link
 };
 
-std::string_view to_string(port_model m) noexcept;
+// Everything the runtime, the collectives, the catalog, the program and the
+// cost functions ask of a port model, in one place: ask port_policy_of(model)
+// instead of comparing port_model values. A new model is a new enumerator and
+// a row of port_policies (docs/extending.md).
+struct port_policy {
+    port_model model;
+    std::string_view name;   // in reports and messages: "single-port"
+    std::string_view option; // on the command line: hcube run --ports single
+    // Each link its own send and its own receive port (all-port); otherwise
+    // the node has one of each, used by one message at a time.
+    bool port_per_link;
+
+    // Send ports of a node of a dim-cube; it has as many receive ports.
+    constexpr int send_ports(int dim) const noexcept {
+        return port_per_link ? std::max(dim, 1) : 1;
+    }
+    constexpr int recv_ports(int dim) const noexcept { return send_ports(dim); }
+    // The send (and receive) port that link k uses.
+    constexpr std::size_t port_of(int k) const noexcept {
+        return port_per_link ? std::size_t(k) : 0;
+    }
+    // Whether a node may have messages in progress on several links at once
+    // (exchange_all; collectives that use every link in one step).
+    constexpr bool several_links_at_once() const noexcept { return port_per_link; }
+};
+
+// Indexed by port_model.
+inline constexpr port_policy port_policies[] = {
+    {port_model::single_port, "single-port", "single", false},
+    {port_model::all_port, "all-port", "all", true},
+};
+
+constexpr const port_policy& port_policy_of(port_model m) noexcept {
+    return port_policies[std::size_t(m)];
+}
+
+constexpr std::string_view to_string(port_model m) noexcept {
+    return port_policy_of(m).name;
+}
+
+// The model whose option ("all") or name ("all-port") is s.
+constexpr std::optional<port_model> parse_port_model(std::string_view s) noexcept {
+    for (const port_policy& p : port_policies)
+        if (s == p.option || s == p.name) return p.model;
+    return std::nullopt;
+}
+
+// What runs the node programs (docs/design.md, "The executor seam").
+enum class executor_kind {
+    automatic, // HCUBE_EXECUTOR=threads|fibers if set, else threads
+    threads,   // every node its own OS thread (the specified shape)
+    fibers,    // every node a user-level context with its own stack, on config::workers threads
+};
+
+std::string_view to_string(executor_kind e) noexcept;
+
+// Default config::stack_bytes: a fiber's stack. Address space only: a node's
+// stack costs memory as far as its program touches it (about 8-16 KiB for the
+// collectives).
+inline constexpr std::size_t default_stack_bytes = std::size_t(256) << 10;
+inline constexpr std::size_t min_stack_bytes = std::size_t(16) << 10;
+inline constexpr std::size_t max_stack_bytes = std::size_t(1) << 30;
+// Largest config::workers.
+inline constexpr int max_workers = 1024;
 
 // How directed links are built (docs/design.md, "Links"). Every implementation
 // gives the same results, virtual times and reports; they differ in wall time.
@@ -89,6 +153,17 @@ struct config {
     // A deadlock is reported once every unfinished node has been parked on an
     // unchanged wait for this long.
     std::chrono::milliseconds deadlock_grace{100};
+    // Threads or fibers; automatic reads HCUBE_EXECUTOR when the machine is
+    // built. Results, virtual time, reports and errors are the same.
+    executor_kind executor = executor_kind::automatic;
+    // Fibers: worker OS threads that run them (0: one per usable CPU, capped
+    // at the number of nodes).
+    int workers = 0;
+    // Fibers: each node's stack, min_stack_bytes..max_stack_bytes, rounded up
+    // to pages. A node that overflows it is caught by a guard page or, when
+    // guard pages do not fit under vm.max_map_count, by a red zone checked
+    // after its program (docs/runtime.md).
+    std::size_t stack_bytes = default_stack_bytes;
 };
 
 } // namespace hcube

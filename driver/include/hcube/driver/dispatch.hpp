@@ -117,7 +117,7 @@ algorithm_entry typed_entry(std::string op, std::string algo, std::string source
         run_outcome o = with_elem_type(p.type, [&]<class T>() {
             return runner.template operator()<T>(mc, p, formula_time(p));
         });
-        if (p.ports == port_model::all_port && o.note.empty())
+        if (p.ports != port_model::single_port && o.note.empty())
             o.note = "the formula assumes single-port";
         return o;
     };
