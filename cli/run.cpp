@@ -171,9 +171,9 @@ command parse(args a) {
             (name == "ts" ? p.cost.t_s : p.cost.t_w) = parse_number<double>(
                 flag, value, 0, std::numeric_limits<double>::max(), "a finite number >= 0");
         } else if (name == "ports") {
-            if (value != "all" && value != "single")
-                throw usage_error("--ports '" + value + "' is not all or single");
-            p.ports = value == "all" ? port_model::all_port : port_model::single_port;
+            const auto m = parse_port_model(value);
+            if (!m) throw usage_error("--ports '" + value + "' is not all or single");
+            p.ports = *m;
         } else if (name == "type") {
             const auto t = parse_elem_type(value);
             if (!t) throw usage_error("--type '" + value + "' is not int32, int64 or double");
@@ -212,10 +212,6 @@ std::string json_string(std::string_view s) {
     return out + '"';
 }
 
-const char* ports_name(port_model m) {
-    return m == port_model::all_port ? "all" : "single";
-}
-
 // What the formula line prints: the form that gave formula_time, and the
 // seed's form beside it when that is not exact for these parameters.
 struct formula_text {
@@ -233,7 +229,7 @@ void print_json(const run_params& p, const algorithm_entry& e, const run_outcome
     const formula_text f = formula_of(p, e);
     std::cout << "{\"op\": " << json_string(p.op) << ", \"algo\": " << json_string(e.algo)
               << ", \"dim\": " << p.dim << ", \"nodes\": " << (1 << p.dim)
-              << ", \"words\": " << p.words << ", \"ports\": \"" << ports_name(p.ports)
+              << ", \"words\": " << p.words << ", \"ports\": \"" << port_policy_of(p.ports).option
               << "\", \"ts\": " << number(p.cost.t_s) << ", \"tw\": " << number(p.cost.t_w)
               << ", \"verified\": " << (o.verified ? "true" : "false")
               << ", \"virtual_time\": " << number(r.virtual_time)
@@ -256,7 +252,7 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     };
     std::cout << p.op << " " << e.algo << ": dim " << p.dim << " (" << (1 << p.dim)
               << " nodes), m = " << p.words << " words of " << to_string(p.type) << ", "
-              << ports_name(p.ports) << "-port, t_s = " << number(p.cost.t_s)
+              << to_string(p.ports) << ", t_s = " << number(p.cost.t_s)
               << ", t_w = " << number(p.cost.t_w);
     if (p.link_capacity != config{}.link_capacity)
         std::cout << ", link capacity " << p.link_capacity;
@@ -363,16 +359,16 @@ namespace {
 // each port model, and why (with default options and --shift 1).
 std::string buffered_links_text(const algorithm_entry& e) {
     std::string when, why;
-    for (const port_model ports : {port_model::single_port, port_model::all_port}) {
+    for (const port_policy& ports : port_policies) {
         run_params p;
         p.op = e.op;
-        p.ports = ports;
+        p.ports = ports.model;
         for (const auto& o : e.options)
             p.options.try_emplace(o.name, o.fallback);
         for (p.dim = 1; p.dim <= max_dim; ++p.dim)
             if (const std::string w = buffered_links_need(e, p); !w.empty()) {
-                when += (when.empty() ? "" : ", ") + std::string(ports_name(ports)) +
-                        "-port from d = " + std::to_string(p.dim);
+                when += (when.empty() ? "" : ", ") + std::string(ports.name) +
+                        " from d = " + std::to_string(p.dim);
                 if (why.empty()) why = w;
                 break;
             }
