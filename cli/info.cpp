@@ -1,87 +1,32 @@
 // hcube info --dim D [--json]: the size of a D-cube machine (nodes, links,
 // threads, an estimate of its memory, whether this system lets it start) and
-// its binary-reflected Gray code. Exit status 2 on a usage error, as run's.
+// its binary-reflected Gray code.
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
-#include <iomanip>
-#include <iostream>
-#include <sstream>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include <hcube/catalog.hpp>
+#include <hcube/cli/args.hpp>
 #include <hcube/config.hpp>
 #include <hcube/error.hpp>
 #include <hcube/machine.hpp>
 #include <hcube/topology.hpp>
 
 #include "commands.hpp"
-#include "suggest.hpp"
+#include "output.hpp"
 
 namespace hcube::cli {
 
 namespace {
 
-constexpr std::string_view info_usage = "usage: hcube info --dim D [--json]";
-
 // Gray code rows printed in full up to this dimension, else only the first
 // `rows_when_large` (a 16-cube has 65,536 rows).
 constexpr int full_table_dim = 6;
 constexpr std::uint64_t rows_when_large = 16;
-
-struct options {
-    int dim = -1;
-    bool json = false;
-    bool help = false;
-};
-
-std::string range_text() {
-    return "0.." + std::to_string(max_dim);
-}
-
-int parse_dim(std::string_view text) {
-    int d = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-    if (text.empty() || ec == std::errc::invalid_argument || end != text.data() + text.size())
-        throw usage_error("--dim '" + std::string(text) + "' is not a number (expected " +
-                          range_text() + ")");
-    if (ec == std::errc::result_out_of_range || d < 0 || d > max_dim)
-        throw usage_error("--dim " + std::string(text) + " is out of range " + range_text());
-    return d;
-}
-
-options parse(args a) {
-    options o;
-    bool have_dim = false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        const std::string_view arg = a[i];
-        std::string_view value;
-        if (arg == "--json") {
-            o.json = true;
-            continue;
-        } else if (arg == "--help" || arg == "-h") {
-            o.help = true;
-            continue;
-        } else if (arg == "--dim") {
-            if (i + 1 == a.size()) throw usage_error("--dim needs a value (" + range_text() + ")");
-            value = a[++i];
-        } else if (arg.starts_with("--dim=")) {
-            value = arg.substr(6);
-        } else {
-            static const std::vector<std::string> known = {"dim", "json", "help"};
-            const std::string_view name = arg.substr(arg.starts_with("--") ? 2 : 0);
-            throw usage_error(unknown_option(arg, name.substr(0, name.find('=')), known) + " (" +
-                              std::string(info_usage) + ")");
-        }
-        if (have_dim) throw usage_error("--dim given twice");
-        o.dim = parse_dim(value);
-        have_dim = true;
-    }
-    if (!have_dim && !o.help)
-        throw usage_error("missing --dim D (" + std::string(info_usage) + ")");
-    return o;
-}
 
 // What a D-cube machine consists of, with the estimate spelled out (the
 // model hcube run checks against physical memory, catalog.hpp), and why this
@@ -142,94 +87,87 @@ std::string human_bytes(std::uint64_t bytes) {
     int u = 0;
     while (v >= 1024 && u < 3)
         v /= 1024, ++u;
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(u == 0 ? 0 : 1) << v << ' ' << units[u];
-    return os.str();
+    return fmt::format("{:.{}f} {}", v, u == 0 ? 0 : 1, units[u]);
 }
 
 void print_text(const machine_facts& f, const std::vector<gray_row>& rows) {
-    std::cout << "hypercube of dimension " << f.dim << "\n"
-              << "nodes              " << f.nodes << "\n"
-              << "directed links     " << f.links << "  (p x d = " << f.nodes << " x " << f.dim
-              << ")\n"
-              << "threads            " << f.nodes << "  (one per node)\n"
-              << "can start here     " << (f.refusal.empty() ? "yes" : "no: " + f.refusal) << "\n"
-              << "largest D here     " << f.largest_dim << "  (of 0.." << max_dim
-              << "; the system's thread limits decide)\n"
-              << "link capacity      " << f.capacity << " messages (default)\n"
-              << "diameter           " << f.dim << " links\n"
-              << "memory (estimate)  " << human_bytes(f.memory()) << "\n"
-              << "  links            " << f.links << " x (" << f.capacity << " x "
-              << link_descriptor_bytes << " B descriptors + " << link_index_bytes
-              << " B indices) = " << human_bytes(f.link_bytes) << "\n"
-              << "  nodes            " << f.nodes << " x "
-              << human_bytes(std::uint64_t(node_resident_bytes))
-              << " (thread stack and state, resident) = " << human_bytes(f.node_bytes) << "\n\n"
-              << "binary-reflected Gray code G(i) = i XOR (i >> 1) (seed 002 Table 1, seed 000 "
-                 "4.6.2);\n"
-              << "t(i) is the dimension from G(i) to G(i+1); the last row closes the cycle\n";
-    if (rows.size() < f.nodes)
-        std::cout << "(first " << rows.size() << " of " << f.nodes << " rows)\n";
+    fmt::print("hypercube of dimension {}\n", f.dim);
+    fmt::print("nodes              {}\n", f.nodes);
+    fmt::print("directed links     {}  (p x d = {} x {})\n", f.links, f.nodes, f.dim);
+    fmt::print("threads            {}  (one per node)\n", f.nodes);
+    fmt::print("can start here     {}\n", f.refusal.empty() ? "yes" : "no: " + f.refusal);
+    fmt::print("largest D here     {}  (of 0..{}; the system's thread limits decide)\n",
+               f.largest_dim, max_dim);
+    fmt::print("link capacity      {} messages (default)\n", f.capacity);
+    fmt::print("diameter           {} links\n", f.dim);
+    fmt::print("memory (estimate)  {}\n", human_bytes(f.memory()));
+    fmt::print("  links            {} x ({} x {} B descriptors + {} B indices) = {}\n", f.links,
+               f.capacity, link_descriptor_bytes, link_index_bytes, human_bytes(f.link_bytes));
+    fmt::print("  nodes            {} x {} (thread stack and state, resident) = {}\n\n", f.nodes,
+               human_bytes(std::uint64_t(node_resident_bytes)), human_bytes(f.node_bytes));
+    fmt::print("binary-reflected Gray code G(i) = i XOR (i >> 1) (seed 002 Table 1, seed 000 "
+               "4.6.2);\nt(i) is the dimension from G(i) to G(i+1); the last row closes the "
+               "cycle\n");
+    if (rows.size() < f.nodes) fmt::print("(first {} of {} rows)\n", rows.size(), f.nodes);
     const int width = std::max(f.dim, 4);
-    std::cout << std::setw(8) << "i"
-              << "  " << std::setw(width) << "G(i)"
-              << "  t(i)\n";
-    for (const gray_row& r : rows) {
-        std::cout << std::setw(8) << r.i << "  " << std::setw(width) << r.code << "  "
-                  << std::setw(4);
-        if (r.transition < 0)
-            std::cout << "-";
-        else
-            std::cout << r.transition;
-        std::cout << "\n";
-    }
+    fmt::print("{:>8}  {:>{}}  t(i)\n", "i", "G(i)", width);
+    for (const gray_row& r : rows)
+        fmt::print("{:>8}  {:>{}}  {:>4}\n", r.i, r.code, width,
+                   r.transition < 0 ? "-" : std::to_string(r.transition));
 }
 
-void print_json(const machine_facts& f, const std::vector<gray_row>& rows) {
-    std::cout << "{\"dim\": " << f.dim << ", \"nodes\": " << f.nodes
-              << ", \"directed_links\": " << f.links << ", \"threads\": " << f.nodes
-              << ", \"link_capacity\": " << f.capacity << ", \"diameter\": " << f.dim
-              << ", \"can_start\": " << (f.refusal.empty() ? "true" : "false")
-              << ", \"largest_dim_here\": " << f.largest_dim
-              << ",\n \"memory_estimate\": {\"bytes\": " << f.memory()
-              << ", \"link_bytes\": " << f.link_bytes << ", \"node_bytes\": " << f.node_bytes
-              << ", \"note\": \"estimate: per link capacity x " << link_descriptor_bytes << " B + "
-              << link_index_bytes << " B, per node " << node_resident_bytes << " B\"},\n"
-              << " \"gray_code\": {\"total_rows\": " << f.nodes << ", \"rows\": [";
-    for (std::size_t k = 0; k < rows.size(); ++k) {
-        const gray_row& r = rows[k];
-        std::cout << (k ? ",\n   " : "\n   ") << "{\"i\": " << r.i << ", \"gray\": \"" << r.code
-                  << "\", \"transition\": ";
-        if (r.transition < 0)
-            std::cout << "null}";
-        else
-            std::cout << r.transition << "}";
-    }
-    std::cout << "]}}\n";
+// The keys and their order are part of the interface (tests/lib/cli_info.sh).
+json info_json(const machine_facts& f, const std::vector<gray_row>& rows) {
+    json gray = json::array();
+    for (const gray_row& r : rows)
+        gray.push_back({{"i", r.i},
+                        {"gray", r.code},
+                        {"transition", r.transition < 0 ? json(nullptr) : json(r.transition)}});
+    return {{"dim", f.dim},
+            {"nodes", f.nodes},
+            {"directed_links", f.links},
+            {"threads", f.nodes},
+            {"link_capacity", f.capacity},
+            {"diameter", f.dim},
+            {"can_start", f.refusal.empty()},
+            {"largest_dim_here", f.largest_dim},
+            {"memory_estimate",
+             {{"bytes", f.memory()},
+              {"link_bytes", f.link_bytes},
+              {"node_bytes", f.node_bytes},
+              {"note", fmt::format("estimate: per link capacity x {} B + {} B, per node {} B",
+                                   link_descriptor_bytes, link_index_bytes, node_resident_bytes)}}},
+            {"gray_code", {{"total_rows", f.nodes}, {"rows", gray}}}};
 }
+
+struct info_command {
+    int dim = 0;
+    bool json = false;
+};
 
 } // namespace
 
-int info(args a) {
-    options o;
-    try {
-        o = parse(a);
-    } catch (const usage_error& e) {
-        std::cerr << "hcube info: " << e.what() << '\n';
-        return 2;
-    }
-    if (o.help) {
-        std::cout << info_usage << "\n";
-        return 0;
-    }
-    const machine_facts f = facts(o.dim);
-    const std::uint64_t shown = o.dim <= full_table_dim ? f.nodes : rows_when_large;
-    const std::vector<gray_row> rows = gray_rows(o.dim, shown);
-    if (o.json)
-        print_json(f, rows);
-    else
-        print_text(f, rows);
-    return 0;
+action add_info(CLI::App& hcube) {
+    CLI::App& app = *hcube.add_subcommand(
+        "info", "The size of a D-cube machine (nodes, links, threads, memory), whether this "
+                "system can start it, and its binary-reflected Gray code.");
+    auto c = std::make_shared<info_command>();
+    CLI::Option* dim =
+        add_number(app, "--dim", c->dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
+                   "hypercube dimension (required)")
+            ->type_name("D");
+    app.add_flag("--json", c->json, "one JSON object instead of text");
+    return [c, dim] {
+        if (!*dim) throw usage_error("missing --dim D (usage: hcube info --dim D [--json])");
+        const machine_facts f = facts(c->dim);
+        const std::uint64_t shown = c->dim <= full_table_dim ? f.nodes : rows_when_large;
+        const std::vector<gray_row> rows = gray_rows(c->dim, shown);
+        if (c->json)
+            fmt::print("{}\n", json_line(info_json(f, rows)));
+        else
+            print_text(f, rows);
+        return exit_ok;
+    };
 }
 
 } // namespace hcube::cli
