@@ -1,5 +1,9 @@
 // Runtime microbenchmarks (issue 2): every figure is printed next to its limit,
-// and every limit is computed from a baseline measured in the same run.
+// and every limit is computed from a baseline measured in the same run. The
+// first three are measured for each setup (threads with hcube's ring, threads
+// with boost's spsc_queue, fibers with the ring: config::executor and
+// config::links), taking turns with each other and with their baseline; the
+// limits are the ring's, the boost rows are for comparison.
 //
 //   ping-pong      d = 1 link round trip vs a raw cross-core spin ping-pong (<= 2x),
 //                  measured alternately so both see the same moments of a noisy
@@ -8,10 +12,16 @@
 //                  docs/design.md); and with threads > cores (8 threads)
 //   bandwidth      exchange on one link and on all links vs memcpy of the same
 //                  bytes by as many threads as cores (>= 80%)
-//   step pattern   d = 12, one word on every dimension in turn, vs 12 x 4096
-//                  same-core futex hand-offs spread over the cores (<= 1.2x); the
-//                  pattern alone is a run with it minus an empty run, and a
-//                  context switch among 4096 threads is printed beside it
+//   step pattern   d = 12, one word on every dimension in turn (a run with it
+//                  minus an empty run). Threads: within 1.5x of the measured-cost
+//                  bound (a context switch among 4096 threads) x (context switches
+//                  per node-step, counted by getrusage) x 49152 / cores. Fibers:
+//                  at least 10x faster than threads
+//   executors      p = 64 back-to-back one-double allreduce, fibers >= 5x faster
+//                  than threads; empty run() at d = 2 under each within 2x of a
+//                  barrier among 4 spinning threads; d = 16 with fibers: start,
+//                  one-word allreduce, stop in a child process, its max RSS
+//                  < 2 GiB; all-link exchange bandwidth with fibers >= 80% of memcpy
 //   run overhead   empty run() for d = 0..12 vs one wake-up of every thread (<= 2x)
 //   routed         a routed message after 10^6 others vs the first 10^3 (<= 3x)
 //
@@ -35,11 +45,14 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/lockfree/spsc_queue.hpp>
 
+#include <hcube/collectives/allreduce.hpp>
 #include <hcube/machine.hpp>
 
 #include "median.hpp"
@@ -95,12 +108,12 @@ struct report {
                << (r.limit == r.limit ? std::to_string(r.limit) : "") << ',' << verdict(r) << '\n';
     }
     void table(std::ostream& os) const {
-        os << std::left << std::setw(34) << "metric" << std::setw(4) << "d" << std::right
+        os << std::left << std::setw(44) << "metric" << std::setw(4) << "d" << std::right
            << std::setw(14) << "value"
            << "  " << std::left << std::setw(8) << "unit" << std::right << std::setw(14) << "limit"
            << "  verdict\n";
         for (const auto& r : rows) {
-            os << std::left << std::setw(34) << r.metric << std::setw(4) << r.d << std::right
+            os << std::left << std::setw(44) << r.metric << std::setw(4) << r.d << std::right
                << std::setw(14) << std::setprecision(4) << r.value << "  " << std::left
                << std::setw(8) << r.unit << std::right << std::setw(14);
             if (r.limit == r.limit)
@@ -279,6 +292,46 @@ double yield_switch_us(int n, int rounds, int cores) {
     return seconds_since(t0) * cores / (double(n) * rounds) * 1e6;
 }
 
+// A barrier among n threads that spin (yielding, as n may exceed the cores):
+// microseconds per barrier. The floor of starting and ending a run of n nodes.
+double spin_barrier_us(int n, int rounds) {
+    alignas(64) std::atomic<int> arrived{0};
+    alignas(64) std::atomic<int> phase{0};
+    const auto barrier = [&](int& mine) {
+        ++mine;
+        if (arrived.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
+            arrived.store(0, std::memory_order_relaxed);
+            phase.store(mine, std::memory_order_release);
+        } else {
+            while (phase.load(std::memory_order_acquire) != mine)
+                std::this_thread::yield();
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int i = 1; i < n; ++i)
+        threads.emplace_back([&] {
+            int mine = 0;
+            for (int r = 0; r < rounds + 1; ++r)
+                barrier(mine);
+        });
+    int mine = 0;
+    barrier(mine); // all started
+    const auto t0 = clock_type::now();
+    for (int r = 0; r < rounds; ++r)
+        barrier(mine);
+    const double s = seconds_since(t0);
+    for (auto& t : threads)
+        t.join();
+    return s / rounds * 1e6;
+}
+
+// Context switches of this process so far (every thread, voluntary or not).
+long context_switches() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_nvcsw + u.ru_nivcsw;
+}
+
 // memcpy of `buffers` buffer pairs of `bytes` each, `reps` times, shared out
 // over `threads` threads: the same bytes and the same working set as an
 // exchange that moves `buffers` messages per round.
@@ -336,8 +389,8 @@ double hcube_round_trip_us(hcube::machine& m, int iters, bool all_pairs) {
 // any timed run.
 class exchange_probe {
 public:
-    exchange_probe(int d, int links, std::size_t bytes, int reps)
-        : m_(config(d))
+    exchange_probe(int d, int links, std::size_t bytes, int reps, setup s)
+        : m_(on(s, d, hcube::port_model::all_port))
         , links_(links)
         , reps_(reps)
         , out_(std::size_t(links) << d, std::vector<double>(bytes / sizeof(double), 1.0))
@@ -364,12 +417,6 @@ public:
     }
 
 private:
-    static hcube::config config(int d) {
-        hcube::config c;
-        c.dim = d;
-        c.ports = hcube::port_model::all_port;
-        return c;
-    }
     hcube::machine m_;
     int links_, reps_;
     std::vector<std::vector<double>> out_, in_;
@@ -420,6 +467,97 @@ double run_ms(hcube::machine& m, const std::function<void(hcube::node&)>& progra
     return m.run(program).wall_seconds * 1e3;
 }
 
+// What runs the nodes and what carries their messages. The setups measured
+// side by side: the defaults first, then the boost links, then fibers.
+struct setup {
+    hcube::executor_kind executor;
+    hcube::link_impl links;
+};
+constexpr setup threads_ring{hcube::executor_kind::threads, hcube::link_impl::ring};
+constexpr setup threads_boost{hcube::executor_kind::threads, hcube::link_impl::boost_spsc};
+constexpr setup fibers_ring{hcube::executor_kind::fibers, hcube::link_impl::ring};
+constexpr setup setups[] = {threads_ring, threads_boost, fibers_ring};
+
+hcube::config on(setup s, int d, hcube::port_model ports = hcube::port_model::single_port) {
+    hcube::config c;
+    c.dim = d;
+    c.ports = ports;
+    c.executor = s.executor;
+    c.links = s.links;
+    return c;
+}
+hcube::config on(hcube::executor_kind e, int d) { return on({e, hcube::link_impl::ring}, d); }
+
+// "metric, threads, boost".
+std::string named(const std::string& metric, setup s) {
+    return metric + ", " + std::string(to_string(s.executor)) + ", " +
+           std::string(to_string(s.links));
+}
+
+struct pattern_cost {
+    double ms;                // the pattern alone: median run with it minus median empty run
+    double switches_per_step; // context switches per node-step, the same difference
+};
+
+pattern_cost step_pattern_cost(setup s, int d, int reps) {
+    hcube::machine m(on(s, d));
+    run_ms(m, [](hcube::node&) {});
+    std::vector<double> total, empty, switches;
+    for (int r = 0; r < reps; ++r) {
+        const long c0 = context_switches();
+        total.push_back(run_ms(m, step_pattern));
+        const long c1 = context_switches();
+        empty.push_back(run_ms(m, [](hcube::node&) {}));
+        switches.push_back(double((c1 - c0) - (context_switches() - c1)));
+    }
+    const double node_steps = double(d) * double(1 << d);
+    return {median(total) - median(empty), std::max(0.0, median(switches)) / node_steps};
+}
+
+// Microseconds per one-double allreduce, `count` of them back to back in one run.
+double allreduce_us(hcube::executor_kind e, int d, int count) {
+    hcube::machine m(on(e, d));
+    const auto program = [count](hcube::node& me) {
+        double x = me.id();
+        for (int i = 0; i < count; ++i)
+            hcube::allreduce(me, std::span(&x, 1), std::plus<>{});
+    };
+    m.run(program);
+    return median_of(5, [&] { return m.run(program).wall_seconds; }) / count * 1e6;
+}
+
+// d = 16 with fibers in a child process: start, a one-word allreduce, stop.
+// Returns {wall seconds, max RSS in MiB} (the child's own high-water mark).
+std::pair<double, double> big_cube_fibers(int d) {
+    int pipe_fd[2];
+    if (pipe(pipe_fd) != 0) return {nan, nan};
+    const pid_t child = fork();
+    if (child == 0) {
+        close(pipe_fd[0]);
+        const auto t0 = clock_type::now();
+        {
+            hcube::machine m(on(hcube::executor_kind::fibers, d));
+            m.run([](hcube::node& me) {
+                std::int64_t x = me.id();
+                hcube::allreduce(me, std::span(&x, 1), std::plus<>{});
+                if (x != (std::int64_t(me.size()) * (me.size() - 1)) / 2) std::_Exit(3);
+            });
+        }
+        const double s = seconds_since(t0);
+        const ssize_t n = write(pipe_fd[1], &s, sizeof s);
+        std::_Exit(n == sizeof s ? 0 : 4);
+    }
+    close(pipe_fd[1]);
+    double s = nan;
+    if (read(pipe_fd[0], &s, sizeof s) != sizeof s) s = nan;
+    close(pipe_fd[0]);
+    int status = 0;
+    rusage u{};
+    wait4(child, &status, 0, &u);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {nan, nan};
+    return {s, double(u.ru_maxrss) / 1024.0};
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -440,21 +578,24 @@ int main(int argc, char** argv) {
     const int iters = quick ? 2000 : 20000;
     report out;
 
-    // Ping-pong, the baselines and the link taking turns.
+    // Ping-pong, the baselines and the links taking turns.
     {
-        hcube::config c;
-        c.dim = 1;
-        hcube::machine m(c);
-        std::vector<double> spin, spsc, link;
+        std::vector<std::unique_ptr<hcube::machine>> machines;
+        for (const setup s : setups)
+            machines.push_back(std::make_unique<hcube::machine>(on(s, 1)));
+        std::vector<double> spin, spsc;
+        std::vector<std::vector<double>> link(machines.size());
         for (int r = 0; r < 7; ++r) {
             spin.push_back(spin_round_trip_us(iters));
             spsc.push_back(spsc_round_trip_us(iters));
-            link.push_back(hcube_round_trip_us(m, iters, false));
+            for (std::size_t i = 0; i < machines.size(); ++i)
+                link[i].push_back(hcube_round_trip_us(*machines[i], iters, false));
         }
         out.add({"raw spin round trip", 1, median(spin), "us", nan, true});
         out.add({"spsc_queue spin round trip", 1, median(spsc), "us", nan, true});
-        out.add(
-            {"link round trip (threads <= cores)", 1, median(link), "us", 2 * median(spin), true});
+        for (std::size_t i = 0; i < machines.size(); ++i)
+            out.add({named("link round trip (nodes <= cores)", setups[i]), 1, median(link[i]), "us",
+                     i == 0 ? 2 * median(spin) : nan, true});
     }
     {
         hcube::config c;
@@ -474,15 +615,22 @@ int main(int argc, char** argv) {
     const int reps = quick ? 4 : 10;
     const auto bandwidth = [&](int d, int links, const std::string& what) {
         memcpy_probe copy(big, links << d, cores, reps);
-        exchange_probe exchange(d, links, big, reps);
-        std::vector<double> mc, ex;
+        std::vector<std::unique_ptr<exchange_probe>> exchange;
+        for (const setup s : setups)
+            exchange.push_back(std::make_unique<exchange_probe>(d, links, big, reps, s));
+        std::vector<double> mc;
+        std::vector<std::vector<double>> ex(exchange.size());
         for (int r = 0; r < 5; ++r) {
             mc.push_back(copy.gbps());
-            ex.push_back(exchange.gbps());
+            for (std::size_t i = 0; i < exchange.size(); ++i)
+                ex[i].push_back(exchange[i]->gbps());
         }
+        const std::string op = links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ";
         out.add({"memcpy, same bytes as " + what, d, median(mc), "GB/s", nan, true});
-        out.add({(links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ") + what, d,
-                 median(ex), "GB/s", 0.8 * median(mc), false});
+        // The limit is the ring's, under either executor; boost is for comparison.
+        for (std::size_t i = 0; i < exchange.size(); ++i)
+            out.add({named(op + what, setups[i]), d, median(ex[i]), "GB/s",
+                     setups[i].links == hcube::link_impl::ring ? 0.8 * median(mc) : nan, false});
     };
     bandwidth(1, 1, "1 link");
     bandwidth(3, 3, "all links");
@@ -491,22 +639,48 @@ int main(int argc, char** argv) {
     const double handoff = median_of(5, [&] { return same_core_handoff_us(iters); });
     out.add({"same-core futex hand-off", 0, handoff, "us", nan, true});
     const int dmax = 12;
-    out.add({"yield switch among 4096 threads", dmax,
-             yield_switch_us(1 << dmax, quick ? 20 : 100, cores), "us", nan, true});
     {
-        hcube::config c;
-        c.dim = dmax;
-        hcube::machine m(c);
-        run_ms(m, [](hcube::node&) {});
-        std::vector<double> total, empty;
-        for (int r = 0; r < 7; ++r) {
-            total.push_back(run_ms(m, step_pattern));
-            empty.push_back(run_ms(m, [](hcube::node&) {}));
+        const double yield_switch = yield_switch_us(1 << dmax, quick ? 20 : 100, cores);
+        const int reps = quick ? 3 : 7;
+        const pattern_cost threads = step_pattern_cost(threads_ring, dmax, reps);
+        const pattern_cost boost = step_pattern_cost(threads_boost, dmax, reps);
+        const pattern_cost fibers = step_pattern_cost(fibers_ring, dmax, reps);
+        const double node_steps = dmax * double(1 << dmax);
+        const double bound_ms = yield_switch * threads.switches_per_step * node_steps / cores / 1e3;
+        out.add({"yield switch among 4096 threads", dmax, yield_switch, "us", nan, true});
+        out.add({"context switches per node-step", dmax, threads.switches_per_step, "", nan, true});
+        out.add({"bound: switch x switches x 49152/cores", dmax, bound_ms, "ms", nan, true});
+        const std::string pattern = "12-step pattern alone";
+        out.add({named(pattern, threads_ring), dmax, threads.ms, "ms", 1.5 * bound_ms, true});
+        out.add({named(pattern, threads_boost), dmax, boost.ms, "ms", nan, true});
+        out.add({named(pattern, fibers_ring), dmax, fibers.ms, "ms", threads.ms / 10, true});
+    }
+
+    // The executors side by side.
+    {
+        const int count = quick ? 200 : 2000;
+        const double threads = allreduce_us(hcube::executor_kind::threads, 6, count);
+        const double fibers = allreduce_us(hcube::executor_kind::fibers, 6, count);
+        out.add({"allreduce 1 double back to back, threads", 6, threads, "us", nan, true});
+        out.add({"allreduce 1 double back to back, fibers", 6, fibers, "us", threads / 5, true});
+
+        const double barrier =
+            median_of(7, [&] { return spin_barrier_us(4, quick ? 2000 : 20000); });
+        out.add({"barrier among 4 spinning threads", 2, barrier, "us", nan, true});
+        for (const auto e : {hcube::executor_kind::threads, hcube::executor_kind::fibers}) {
+            hcube::machine m(on(e, 2));
+            m.run([](hcube::node&) {});
+            std::vector<double> us;
+            for (int r = 0; r < (quick ? 200 : 2000); ++r)
+                us.push_back(m.run([](hcube::node&) {}).wall_seconds * 1e6);
+            out.add({"empty run(), back to back, " + std::string(to_string(e)), 2, median(std::move(us)),
+                     "us", 2 * barrier, true});
         }
-        const double baseline_ms = dmax * double(1 << dmax) * handoff / cores / 1e3;
-        out.add({"run with the 12-step pattern", dmax, median(total), "ms", nan, true});
-        out.add({"12-step exchange pattern alone", dmax, median(total) - median(empty), "ms",
-                 1.2 * baseline_ms, true});
+
+        const int big_dim = 16;
+        const auto [seconds, rss_mib] = big_cube_fibers(big_dim);
+        out.add({"start+allreduce+stop, fibers", big_dim, seconds, "s", nan, true});
+        out.add({"max RSS of that", big_dim, rss_mib, "MiB", 2048, true});
     }
 
     // run() overhead on a warm machine.

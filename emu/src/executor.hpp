@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <hcube/config.hpp>
+#include <hcube/machine.hpp>
 
 namespace hcube::detail {
 
@@ -48,9 +49,15 @@ public:
     virtual const char* name() const noexcept = 0;
 };
 
-// Runs node i's part of the current run (machine.cpp): the program, its
-// failure, and the bookkeeping of a finished node.
-void run_node(machine_state& m, int i);
+// Node i's part of the current run (machine.cpp): run_program (the program
+// and its failure), then finish_node (the bookkeeping of a finished node; the
+// last one signals the caller). An executor may check the node in between.
+void run_program(machine_state& m, int i);
+void finish_node(machine_state& m, int i);
+inline void run_node(machine_state& m, int i) {
+    run_program(m, i);
+    finish_node(m, i);
+}
 
 // Marks the calling OS thread as one that runs node programs, so run() called
 // from a node program is refused instead of waiting for itself (machine.cpp).
@@ -61,5 +68,9 @@ std::vector<int> usable_cpus();
 
 // Every node its own OS thread (threads.cpp).
 std::unique_ptr<executor> make_thread_executor(machine_state& m);
+
+// Every node a fiber on `workers` OS threads; the first `guards` stacks get a
+// guard page, the others a red zone (fibers.cpp).
+std::unique_ptr<executor> make_fiber_executor(machine_state& m, int workers, long long guards);
 
 } // namespace hcube::detail

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -32,6 +33,7 @@ thread_local bool inside_node_program = false;
 constexpr int deadlock_marker = -2; // first_failure when the watchdog cancelled
 constexpr auto watchdog_tick = std::chrono::milliseconds(10);
 constexpr int caller_spin_rounds = 2000;
+constexpr auto caller_poll = std::chrono::microseconds(50);
 
 } // namespace
 
@@ -39,7 +41,7 @@ void detail::enter_node_thread() noexcept {
     inside_node_program = true;
 }
 
-void detail::run_node(machine_state& m, int i) {
+void detail::run_program(machine_state& m, int i) {
     node_state& s = m.nodes[i];
     node me(m, s, i, m.cfg.dim);
     try {
@@ -49,6 +51,10 @@ void detail::run_node(machine_state& m, int i) {
         s.error = std::current_exception();
         m.cancel(i);
     }
+}
+
+void detail::finish_node(machine_state& m, int i) {
+    node_state& s = m.nodes[i];
     s.done.store(true, std::memory_order_release);
     {
         // Always, even before any routed traffic: a finished node's bound
@@ -92,6 +98,12 @@ void validate(const config& c) {
         throw usage_error("machine: link_capacity " + std::to_string(c.link_capacity) +
                           " is above the maximum " + std::to_string(max_link_capacity) +
                           " messages");
+    if (c.workers < 0 || c.workers > max_workers)
+        throw usage_error("machine: workers " + std::to_string(c.workers) + " is outside 0.." +
+                          std::to_string(max_workers) + " (0: one per usable CPU)");
+    if (c.stack_bytes < min_stack_bytes || c.stack_bytes > max_stack_bytes)
+        throw usage_error("machine: stack_bytes " + std::to_string(c.stack_bytes) + " is outside " +
+                          std::to_string(min_stack_bytes) + ".." + std::to_string(max_stack_bytes));
 }
 
 std::string file_text(const char* path) {
@@ -141,12 +153,10 @@ std::string pending_messages(machine_state& m, int i) {
            << from << ", " << bytes << " bytes";
     };
     for (int k = 0; k < m.cfg.dim; ++k) {
-        std::uint64_t messages = 0, bytes = 0;
-        m.out_link(i ^ (1 << k), k).for_each_pending([&](const descriptor& d) {
-            messages += 1;
-            bytes += d.bytes;
+        const link_backlog b = m.with_links([&]<class L>(std::type_identity<L>) {
+            return m.out_link<L>(i ^ (1 << k), k).pending();
         });
-        item(messages, bytes, "",
+        item(b.messages, b.bytes, "",
              "on dim " + std::to_string(k) + " from node " + std::to_string(i ^ (1 << k)));
     }
     node_state& s = m.nodes[i];
@@ -192,7 +202,28 @@ std::string describe(int dim, const wait_info& w) {
     return os.str();
 }
 
+// config::links with `automatic` resolved: HCUBE_LINKS if set, else the ring.
+link_impl chosen_links(link_impl asked) {
+    if (asked != link_impl::automatic) return asked;
+    const char* env = std::getenv("HCUBE_LINKS");
+    if (!env) return link_impl::ring;
+    if (const auto l = parse_link_impl(env)) return *l;
+    throw usage_error("machine: HCUBE_LINKS=" + std::string(env) +
+                      " names no link implementation; use ring or boost (or unset it: ring)");
+}
+
 } // namespace
+
+executor_kind detail::resolve_executor(executor_kind e) {
+    if (e != executor_kind::automatic) return e;
+    const char* env = std::getenv("HCUBE_EXECUTOR");
+    if (!env || !*env) return executor_kind::threads;
+    const std::string_view v = env;
+    if (v == "threads") return executor_kind::threads;
+    if (v == "fibers") return executor_kind::fibers;
+    throw usage_error("machine: HCUBE_EXECUTOR=" + std::string(v) +
+                      " is neither threads nor fibers");
+}
 
 detail::os_limits detail::read_os_limits() {
     os_limits lim;
@@ -222,15 +253,18 @@ std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
         return std::to_string(std::bit_ceil(static_cast<unsigned long long>(2 * need)));
     };
     std::vector<std::string> why;
+    // Fibers take a few worker threads and one mapping for all stacks (guard
+    // pages only as far as vm.max_map_count allows): only memory can refuse.
+    const bool threaded = resolve_executor(c.executor) == executor_kind::threads;
     if (const long long need = 2 * p + lim.maps_in_use;
-        lim.max_map_count >= 0 && need > lim.max_map_count)
+        threaded && lim.max_map_count >= 0 && need > lim.max_map_count)
         why.push_back(threads + " need about " + std::to_string(2 * p) +
                       " memory mappings (a stack and its guard page each) besides the " +
                       std::to_string(lim.maps_in_use) + " in use, and vm.max_map_count is " +
                       std::to_string(lim.max_map_count) +
                       " (raise it: sysctl -w vm.max_map_count=" + raise_to(need) + ")");
     const auto tasks = [&](long long limit, const std::string& name) {
-        if (const long long need = p + lim.tasks; limit >= 0 && need > limit)
+        if (const long long need = p + lim.tasks; threaded && limit >= 0 && need > limit)
             why.push_back(threads + " need " + std::to_string(p) + " thread ids besides the " +
                           std::to_string(lim.tasks) + " tasks running, and " + name + " is " +
                           std::to_string(limit) + " (raise it: sysctl -w " + name + "=" +
@@ -238,7 +272,7 @@ std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
     };
     tasks(lim.pid_max, "kernel.pid_max");
     tasks(lim.threads_max, "kernel.threads-max");
-    if (const long long need = p + lim.own_threads; lim.nproc >= 0 && need > lim.nproc)
+    if (const long long need = p + lim.own_threads; threaded && lim.nproc >= 0 && need > lim.nproc)
         why.push_back(threads + " and this process's " + std::to_string(lim.own_threads) +
                       " threads exceed RLIMIT_NPROC " + std::to_string(lim.nproc) +
                       " (raise it: ulimit -u " + raise_to(need) + ")");
@@ -270,31 +304,39 @@ void machine_state::cancel(int failed_node) noexcept {
 machine::machine(config cfg)
     : state_(std::make_unique<machine_state>()) {
     validate(cfg);
-    if (const std::string why = detail::os_limit_problems(cfg, detail::read_os_limits());
-        !why.empty())
-        throw error(why);
+    cfg.executor = resolve_executor(cfg.executor);
+    const os_limits lim = read_os_limits();
+    if (const std::string why = os_limit_problems(cfg, lim); !why.empty()) throw error(why);
     machine_state& m = *state_;
     m.cfg = cfg;
+    m.cfg.links = chosen_links(cfg.links);
     m.p = 1 << cfg.dim;
 
     const int d = cfg.dim;
     const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
-    m.links.reserve(std::size_t(m.p) * d);
-    for (std::size_t l = 0; l < std::size_t(m.p) * d; ++l)
-        m.links.push_back(std::make_unique<link>(capacity));
+    m.with_links(
+        [&]<class L>(std::type_identity<L>) { m.links.build<L>(std::size_t(m.p) * d, capacity); });
     m.nodes = std::make_unique<node_state[]>(m.p);
     const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
         s.sent.resize(d);
-        for (int k = 0; k < d; ++k) {
-            s.out.push_back(&m.out_link(i, k));
-            s.in.push_back(&m.out_link(i ^ (1 << k), k));
-        }
+        m.with_links([&]<class L>(std::type_identity<L>) {
+            for (int k = 0; k < d; ++k) {
+                s.out.push_back(&m.out_link<L>(i, k));
+                s.in.push_back(&m.out_link<L>(i ^ (1 << k), k));
+            }
+        });
     }
 
-    m.exec = make_thread_executor(m);
+    if (cfg.executor == executor_kind::fibers) {
+        const int cpus = int(usable_cpus().size());
+        m.cfg.workers = std::min(cfg.workers ? cfg.workers : cpus, m.p);
+        m.exec = make_fiber_executor(m, m.cfg.workers, fiber_guard_pages(m.p, lim));
+    } else {
+        m.exec = make_thread_executor(m);
+    }
     m.spin = m.exec->spins();
     m.asymmetric = m.spin && heavy_barrier_available();
 }
@@ -341,18 +383,20 @@ std::vector<undelivered> drain(machine_state& m) {
     std::vector<undelivered> left;
     const int d = m.cfg.dim;
     for (int i = 0; i < m.p; ++i) {
-        for (int k = 0; k < d; ++k) {
-            link& l = m.out_link(i, k);
-            undelivered u{i, i ^ (1 << k), k};
-            while (!l.empty()) {
-                const descriptor& desc = l.front();
-                u.messages += 1;
-                u.bytes += desc.bytes;
-                if (desc.kind == payload::heap) payload_free(const_cast<void*>(desc.ptr));
-                l.pop();
+        m.with_links([&]<class L>(std::type_identity<L>) {
+            for (int k = 0; k < d; ++k) {
+                L& l = m.out_link<L>(i, k);
+                undelivered u{i, i ^ (1 << k), k};
+                while (!l.empty()) {
+                    const descriptor& desc = l.front();
+                    u.messages += 1;
+                    u.bytes += desc.bytes;
+                    if (desc.kind == payload::heap) payload_free(const_cast<void*>(desc.ptr));
+                    l.pop();
+                }
+                if (u.messages) left.push_back(u);
             }
-            if (u.messages) left.push_back(u);
-        }
+        });
         for (auto& [source, queue] : m.nodes[i].routed_inbox) {
             undelivered u{source, i, -1};
             for (const auto& msg : queue)
@@ -440,11 +484,15 @@ run_report machine::run(const std::function<void(node&)>& program) {
     std::vector<std::uint64_t> epochs(m.p), stable_epochs;
     auto stable_since = t0;
     std::vector<blocked_wait> deadlock;
-    // With a core to spare, the caller spins a moment first: short runs then
-    // end without a sleep and a wake-up.
+    // Short runs end without a sleep and a wake-up: with a core to spare the
+    // caller spins a moment first, otherwise it polls with yields a moment.
     for (int i = 0; m.spin && i < caller_spin_rounds && !m.finished.load(std::memory_order_acquire);
          ++i)
         cpu_relax();
+    for (const auto until = t0 + caller_poll; !m.spin &&
+                                              !m.finished.load(std::memory_order_acquire) &&
+                                              std::chrono::steady_clock::now() < until;)
+        std::this_thread::yield();
     while (m.finished.load(std::memory_order_acquire) == 0) {
         if (!futex_wait_for(m.finished, 0, watchdog_tick)) {
             if (m.cancelled.load(std::memory_order_acquire)) continue;
@@ -496,6 +544,8 @@ run_report machine::run(const std::function<void(node&)>& program) {
     r.dim = m.cfg.dim;
     r.ports = m.cfg.ports;
     r.cost = m.cfg.cost;
+    r.executor = m.cfg.executor;
+    r.link_implementation = m.cfg.links;
     r.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
     r.node_time.resize(m.p);
     r.node_steps.resize(m.p);

@@ -143,7 +143,9 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
 // Sends whose completion still depends on the receiver: a borrowed buffer
 // (rendezvous exchange) or a synchronous link. If the node unwinds with a
 // borrowed buffer outstanding, the run is cancelled and we wait until no
-// receiver is copying from it (see link::reading), so none reads freed memory.
+// receiver is copying from it (links/link.hpp, reading()), so none reads freed
+// memory.
+template <spsc_link L>
 class pending_deliveries {
 public:
     pending_deliveries(machine_state& m, node_state& s, int id) noexcept
@@ -160,7 +162,7 @@ public:
     void wait_all() {
         while (n_ > 0) {
             const item it = items_[n_ - 1];
-            const link& l = *s_.out[it.k];
+            const L& l = s_.out_link<L>(it.k);
             wait_until(m_, s_, [&] { return l.consumed() >= it.seq; },
                        {wait_info::delivery, it.k, id_ ^ (1 << it.k), 0, false});
             --n_;
@@ -172,7 +174,7 @@ public:
         m_.cancel(id_);
         for (int i = 0; i < n_; ++i)
             while (items_[i].borrowed &&
-                   s_.out[items_[i].k]->reading().load(std::memory_order_seq_cst))
+                   s_.out_link<L>(items_[i].k).reading().load(std::memory_order_seq_cst))
                 m_.exec->yield();
     }
 
@@ -221,11 +223,31 @@ void node::too_many_transfers(std::size_t n) const {
 
 namespace {
 
-// The pieces every primitive is made of, bound to one node.
+// Charges the receive of a message that arrived at `arrival`. One receive
+// port (single-port): it takes messages one at a time, in program order.
+// A port per link (all-port): the link's messages were already serialized
+// where they entered it (sender's port, or router reservation).
+void charge_receive(const machine_state& m, node_state& s, vclock arrival, vclock dur) {
+    if (port_policy_of(m.cfg.ports).port_per_link) {
+        s.clock = max(s.clock, arrival);
+        return;
+    }
+    const vclock end = max(arrival - dur, s.recv_port) + dur;
+    s.recv_port = end;
+    s.clock = max(s.clock, end);
+}
+
+// The pieces every primitive is made of, bound to one node and compiled for
+// the machine's link type L (with_access).
+template <spsc_link L>
 struct access {
     machine_state& m;
     node_state& s;
     int id;
+
+    L& out(int k) const { return s.out_link<L>(k); }
+    L& in(int k) const { return s.in_link<L>(k); }
+    pending_deliveries<L> deliveries() const noexcept { return {m, s, id}; }
 
     void check_dim(int k, const char* op) const {
         if (k < 0 || k >= m.cfg.dim)
@@ -241,7 +263,7 @@ struct access {
                        std::uint32_t type, bool borrow) {
         if (bytes > std::numeric_limits<std::uint32_t>::max())
             fail(id, "message of " + std::to_string(bytes) + " bytes exceeds the 4 GiB limit");
-        link& l = *s.out[k];
+        L& l = out(k);
         const int peer = id ^ (1 << k);
         if (!l.writable())
             wait_until(m, s, [&] { return l.writable(); },
@@ -287,30 +309,16 @@ struct access {
         check_dim(k, "send");
         const std::uint64_t seq = post(k, data, bytes, elem, type, false);
         if (synchronous()) {
-            pending_deliveries pending(m, s, id);
+            auto pending = deliveries();
             pending.add(k, seq, false);
             pending.wait_all();
         }
     }
 
     void await_message(int k, std::size_t expect, bool exact) {
-        link& l = *s.in[k];
+        L& l = in(k);
         wait_until(m, s, [&] { return !l.empty(); },
                    {wait_info::recv, k, id ^ (1 << k), expect, exact});
-    }
-
-    // Charges the receive of a message that arrived at `arrival`. One receive
-    // port (single-port): it takes messages one at a time, in program order.
-    // A port per link (all-port): the link's messages were already serialized
-    // where they entered it (sender's port, or router reservation).
-    void charge_receive(vclock arrival, vclock dur) {
-        if (port_policy_of(m.cfg.ports).port_per_link) {
-            s.clock = max(s.clock, arrival);
-            return;
-        }
-        const vclock end = max(arrival - dur, s.recv_port) + dur;
-        s.recv_port = end;
-        s.clock = max(s.clock, end);
     }
 
     void check_sizes(int k, const descriptor& d, std::size_t bytes, std::size_t elem,
@@ -332,7 +340,7 @@ struct access {
     // `elem`: the element size, which check_sizes in dest confirmed.
     template <class Dest>
     void take(int k, std::size_t elem, Dest dest) {
-        link& l = *s.in[k];
+        L& l = in(k);
         const descriptor& d = l.front();
         void* dst = dest(d);
         const bool borrowed = d.kind == payload::borrowed;
@@ -353,7 +361,7 @@ struct access {
         const vclock dur = m.message_duration(d.bytes, elem);
         l.pop();
         m.wake(m.nodes[id ^ (1 << k)]);
-        charge_receive(arrival, dur);
+        charge_receive(m, s, arrival, dur);
     }
 
     void recv_exact(int k, void* data, std::size_t bytes, std::size_t elem, std::uint32_t type) {
@@ -375,34 +383,44 @@ struct access {
     bool borrow(std::size_t bytes) const noexcept { return bytes > m.cfg.eager_limit; }
 };
 
+// Calls f(access<L>) for the machine's link type L: one well-predicted branch
+// per primitive, and the primitive itself compiled for L, so pushes and pops
+// are direct calls (links/link.hpp).
+template <class F>
+decltype(auto) with_access(machine_state& m, node_state& s, int id, F&& f) {
+    return m.with_links([&]<class L>(std::type_identity<L>) { return f(access<L>{m, s, id}); });
+}
+
 } // namespace
 
 void node::send_bytes(int k, bytes_view out) {
-    access{*m_, *s_, id_}.send(k, out.data, out.bytes, out.elem, out.type);
+    with_access(*m_, *s_, id_, [&](auto a) { a.send(k, out.data, out.bytes, out.elem, out.type); });
 }
 
 void node::recv_bytes(int k, bytes_span in) {
-    access a{*m_, *s_, id_};
-    a.check_dim(k, "recv");
-    a.recv_exact(k, in.data, in.bytes, in.elem, in.type);
+    with_access(*m_, *s_, id_, [&](auto a) {
+        a.check_dim(k, "recv");
+        a.recv_exact(k, in.data, in.bytes, in.elem, in.type);
+    });
 }
 
 void node::recv_any_size(int k, sink in) {
-    access a{*m_, *s_, id_};
-    a.check_dim(k, "recv");
-    a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
+    with_access(*m_, *s_, id_, [&](auto a) {
+        a.check_dim(k, "recv");
+        a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
+    });
 }
 
 namespace {
 
 // One exchange on link k: post `out` (borrowed when large), receive with
 // `receive`, then wait until a borrowed or synchronous `out` was taken.
-template <class Receive>
-void exchange_on(access a, int k, const void* out, std::size_t bytes, std::size_t elem,
+template <class Access, class Receive>
+void exchange_on(Access a, int k, const void* out, std::size_t bytes, std::size_t elem,
                  std::uint32_t type, Receive receive) {
     a.check_dim(k, "exchange");
     const bool borrowed = a.borrow(bytes);
-    pending_deliveries pending(a.m, a.s, a.id);
+    auto pending = a.deliveries();
     const std::uint64_t seq = a.post(k, out, bytes, elem, type, borrowed);
     if (borrowed || a.synchronous()) pending.add(k, seq, borrowed);
     receive(a);
@@ -412,32 +430,39 @@ void exchange_on(access a, int k, const void* out, std::size_t bytes, std::size_
 } // namespace
 
 void node::exchange_bytes(int k, bytes_view out, bytes_span in) {
-    exchange_on({*m_, *s_, id_}, k, out.data, out.bytes, out.elem, out.type,
-                [&](access& a) { a.recv_exact(k, in.data, in.bytes, in.elem, in.type); });
-}
-
-void node::exchange_any_size(int k, bytes_view out, sink in) {
-    exchange_on({*m_, *s_, id_}, k, out.data, out.bytes, out.elem, out.type, [&](access& a) {
-        a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
+    with_access(*m_, *s_, id_, [&](auto a) {
+        exchange_on(a, k, out.data, out.bytes, out.elem, out.type,
+                    [&](auto& a) { a.recv_exact(k, in.data, in.bytes, in.elem, in.type); });
     });
 }
 
-void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
-    access a{*m_, *s_, id_};
-    if (const port_policy& ports = port_policy_of(m_->cfg.ports); !ports.several_links_at_once())
-        fail(id_, "exchange_all needs the all-port model (config.ports = all_port); this "
-                  "machine is " +
-                      std::string(ports.name) + ", where a node sends on one link at a time");
+void node::exchange_any_size(int k, bytes_view out, sink in) {
+    with_access(*m_, *s_, id_, [&](auto a) {
+        exchange_on(a, k, out.data, out.bytes, out.elem, out.type, [&](auto& a) {
+            a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
+        });
+    });
+}
+
+namespace {
+
+// exchange_all on the links of a's type (Transfer: node::raw_transfer).
+template <class Access, class Transfer>
+void exchange_all_on(Access a, const Transfer* ops, std::size_t n) {
+    if (const port_policy& ports = port_policy_of(a.m.cfg.ports); !ports.several_links_at_once())
+        fail(a.id, "exchange_all needs the all-port model (config.ports = all_port); this "
+                   "machine is " +
+                       std::string(ports.name) + ", where a node sends on one link at a time");
     unsigned seen = 0;
     for (std::size_t i = 0; i < n; ++i) {
         a.check_dim(ops[i].dim, "exchange_all");
         if (seen & (1u << ops[i].dim))
-            fail(id_, "exchange_all lists dimension " + std::to_string(ops[i].dim) +
-                          " twice; each link can take part once");
+            fail(a.id, "exchange_all lists dimension " + std::to_string(ops[i].dim) +
+                           " twice; each link can take part once");
         seen |= 1u << ops[i].dim;
     }
 
-    pending_deliveries pending(*m_, *s_, id_);
+    auto pending = a.deliveries();
     for (std::size_t i = 0; i < n; ++i) {
         const bool borrowed = a.borrow(ops[i].out.bytes);
         const std::uint64_t seq = a.post(ops[i].dim, ops[i].out.data, ops[i].out.bytes,
@@ -451,17 +476,17 @@ void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
         unsigned ready = 0;
         for (unsigned w = waiting; w; w &= w - 1) {
             const int k = std::countr_zero(w);
-            if (!s_->in[k]->empty()) ready |= 1u << k;
+            if (!a.in(k).empty()) ready |= 1u << k;
         }
         if (!ready) {
             const int k = std::countr_zero(waiting);
-            wait_until(*m_, *s_,
+            wait_until(a.m, a.s,
                        [&] {
                            for (unsigned w = waiting; w; w &= w - 1)
-                               if (!s_->in[std::countr_zero(w)]->empty()) return true;
+                               if (!a.in(std::countr_zero(w)).empty()) return true;
                            return false;
                        },
-                       {wait_info::recv, k, id_ ^ (1 << k), 0, false});
+                       {wait_info::recv, k, a.id ^ (1 << k), 0, false});
             continue;
         }
         for (std::size_t i = 0; i < n; ++i) {
@@ -474,25 +499,39 @@ void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
     pending.wait_all();
 }
 
-int node::recv_any_link(sink in) {
-    access a{*m_, *s_, id_};
-    if (dim_ == 0) fail(id_, "recv_any on a 0-cube: the node has no links");
+// recv_any on the links of a's type: the earliest ready message in virtual time.
+template <class Access>
+int recv_any_on(Access a, const byte_sink& in) {
+    const int d = a.m.cfg.dim;
+    if (d == 0) fail(a.id, "recv_any on a 0-cube: the node has no links");
     const auto earliest_ready = [&] {
         int best = -1;
-        for (int k = 0; k < dim_; ++k) {
-            link& l = *s_->in[k];
+        for (int k = 0; k < d; ++k) {
+            const auto& l = a.in(k);
             if (l.empty()) continue;
-            if (best < 0 || l.front().arrival.time < s_->in[best]->front().arrival.time) best = k;
+            if (best < 0 || l.front().arrival.time < a.in(best).front().arrival.time) best = k;
         }
         return best;
     };
     int k = earliest_ready();
     if (k < 0) {
-        wait_until(*m_, *s_, [&] { return (k = earliest_ready()) >= 0; },
+        wait_until(a.m, a.s, [&] { return (k = earliest_ready()) >= 0; },
                    {wait_info::recv_any, -1, -1, 0, false});
     }
-    a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
+    a.recv_sink(k, in);
     return k;
+}
+
+} // namespace
+
+void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
+    with_access(*m_, *s_, id_, [&](auto a) { exchange_all_on(a, ops, n); });
+}
+
+int node::recv_any_link(sink in) {
+    return with_access(*m_, *s_, id_, [&](auto a) {
+        return recv_any_on(a, {in.ctx, in.alloc, in.elem, in.type});
+    });
 }
 
 // ---- the E-cube router (router.hpp) ------------------------------------------
@@ -593,7 +632,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
         // flight, or p^2 of them pile up (alltoall pairwise: 600 MB at d = 10).
         if (it->second.empty()) s.routed_inbox.erase(it);
     }
-    access{m, s, id}.charge_receive(arrival, dur);
+    charge_receive(m, s, arrival, dur);
 }
 
 std::string routed_from(int source) {

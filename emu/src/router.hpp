@@ -59,7 +59,7 @@
 
 #include <hcube/report.hpp>
 
-#include "link.hpp"
+#include "links/message.hpp"
 
 namespace hcube::detail {
 

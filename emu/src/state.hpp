@@ -15,10 +15,12 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <ctime>
 
 #include <linux/futex.h>
@@ -33,7 +35,7 @@
 #include <hcube/report.hpp>
 
 #include "executor.hpp"
-#include "link.hpp"
+#include "links/link.hpp"
 #include "router.hpp"
 
 namespace hcube::detail {
@@ -115,6 +117,40 @@ inline void futex_wake(std::atomic<std::uint32_t>& word, int waiters = 1) noexce
     futex(word, FUTEX_WAKE_PRIVATE, std::uint32_t(waiters), nullptr);
 }
 
+// The start of every run: a generation counter that the caller of run() bumps
+// and the executor's OS threads wait on. After a run they poll it a moment
+// (with yields, so they never keep the caller off a core) before they sleep, as
+// OpenMP runtimes do for their block time: back-to-back runs then pay no
+// futex wake, and the caller makes the system call only when someone sleeps
+// (a Dekker pair of `generation` and `sleepers`, seq_cst on both sides).
+struct run_gate {
+    std::atomic<std::uint32_t> generation{0};
+    std::atomic<int> sleepers{0};
+
+    void open() noexcept {
+        generation.fetch_add(1, std::memory_order_seq_cst);
+        if (sleepers.load(std::memory_order_seq_cst) > 0) futex_wake(generation, INT_MAX);
+    }
+
+    // Returns the generation once it differs from `seen`.
+    std::uint32_t wait(std::uint32_t seen, std::chrono::nanoseconds poll) noexcept {
+        if (poll.count() > 0) {
+            const auto until = std::chrono::steady_clock::now() + poll;
+            for (int i = 0;; ++i) {
+                if (const auto g = generation.load(std::memory_order_acquire); g != seen) return g;
+                std::this_thread::yield();
+                if (i % 16 == 15 && std::chrono::steady_clock::now() > until) break;
+            }
+        }
+        for (;;) {
+            sleepers.fetch_add(1, std::memory_order_seq_cst);
+            if (generation.load(std::memory_order_seq_cst) == seen) futex_wait(generation, seen);
+            sleepers.fetch_sub(1, std::memory_order_relaxed);
+            if (const auto g = generation.load(std::memory_order_acquire); g != seen) return g;
+        }
+    }
+};
+
 // The parking protocol (node.cpp, wait_until) is a Dekker pair: the waker
 // publishes and then reads `waiting`, the parker stores `waiting` and then
 // re-reads what it waits for; each needs a full barrier between its store and
@@ -185,9 +221,17 @@ struct alignas(cache_line) node_state {
     alignas(cache_line) vclock clock;
     owned<vclock> send_port; // one per port: port_policy::send_ports
     vclock recv_port;        // a node's one receive port (see charge_receive)
-    owned<link*> out;        // out[k]: this -> this ^ 2^k
-    owned<link*> in;         // in[k]: this ^ 2^k -> this
-    owned<link_stats> sent;  // direct traffic per out link
+    owned<void*> out;        // out[k]: this -> this ^ 2^k, a config::links link
+    owned<void*> in;         // in[k]: this ^ 2^k -> this
+    template <spsc_link L>
+    L& out_link(int k) const {
+        return *static_cast<L*>(out[k]);
+    }
+    template <spsc_link L>
+    L& in_link(int k) const {
+        return *static_cast<L*>(in[k]);
+    }
+    owned<link_stats> sent; // direct traffic per out link
     owned<trace_record> trace;
     std::exception_ptr error;
     std::uint64_t routed_seq = 0; // routed messages sent this run: the next one's tie-break
@@ -203,7 +247,7 @@ struct machine_state {
     bool spin = false;       // nodes have a core each: spin briefly before parking
     bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
-    std::vector<std::unique_ptr<link>> links; // index from * d + k
+    link_table links; // of the implementation cfg.links names (resolved)
     std::unique_ptr<node_state[]> nodes;
     router routes;
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
@@ -222,7 +266,15 @@ struct machine_state {
     // before the state its nodes use goes away.
     std::unique_ptr<executor> exec;
 
-    link& out_link(int from, int k) const { return *links[std::size_t(from) * cfg.dim + k]; }
+    template <spsc_link L>
+    L& out_link(int from, int k) const {
+        return links.at<L>(std::size_t(from) * cfg.dim + k);
+    }
+    // Calls f(std::type_identity<L>{}) with the machine's link type L.
+    template <class F>
+    decltype(auto) with_links(F&& f) const {
+        return with_link_type(cfg.links, std::forward<F>(f));
+    }
     std::size_t port_index(int k) const { return port_policy_of(cfg.ports).port_of(k); }
     vclock message_duration(std::size_t bytes, std::size_t elem) const {
         // t_w = 0 (the default: virtual time counts steps): skip the division.

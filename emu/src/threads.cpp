@@ -16,12 +16,19 @@ namespace hcube::detail {
 
 namespace {
 
+// After a run, node threads poll for the next one this long before they sleep.
+constexpr auto block_time = std::chrono::microseconds(200);
+constexpr std::size_t block_time_nodes_per_cpu = 4;
+
 class thread_executor final : public executor {
 public:
     explicit thread_executor(machine_state& m)
         : m_(m) {
         const std::vector<int> cpus = usable_cpus();
         spin_ = std::size_t(m.p) <= cpus.size();
+        // Poll for the next run only while a yield reaches every node soon;
+        // thousands of polling threads would keep the caller off the cores.
+        if (std::size_t(m.p) <= block_time_nodes_per_cpu * cpus.size()) block_time_ = block_time;
         if (spin_ && m.cfg.bind_to_cores) cpu_of_.assign(cpus.begin(), cpus.begin() + m.p);
         threads_.reserve(std::size_t(m.p));
         try {
@@ -36,10 +43,7 @@ public:
     }
     ~thread_executor() override { stop(); }
 
-    void launch() override {
-        generation_.fetch_add(1, std::memory_order_release);
-        futex_wake(generation_, INT_MAX);
-    }
+    void launch() override { gate_.open(); }
     void park(node_state& n, std::uint32_t seq) noexcept override { futex_wait(n.bell, seq); }
     void unpark(node_state& n) noexcept override { futex_wake(n.bell); }
     void yield() noexcept override { std::this_thread::yield(); }
@@ -55,11 +59,8 @@ private:
             pthread_setaffinity_np(pthread_self(), sizeof cpu, &cpu);
         }
         enter_node_thread();
-        std::uint32_t seen = 0;
-        for (;;) {
-            while (generation_.load(std::memory_order_acquire) == seen)
-                futex_wait(generation_, seen);
-            seen = generation_.load(std::memory_order_acquire);
+        for (std::uint32_t seen = 0;;) {
+            seen = gate_.wait(seen, block_time_);
             if (stopping_.load(std::memory_order_acquire)) return;
             run_node(m_, i);
         }
@@ -76,7 +77,8 @@ private:
     machine_state& m_;
     bool spin_ = false;
     std::vector<int> cpu_of_; // node i's CPU when bound (config::bind_to_cores)
-    std::atomic<std::uint32_t> generation_{0};
+    std::chrono::nanoseconds block_time_{0};
+    run_gate gate_;
     std::atomic<bool> stopping_{false};
     std::vector<std::thread> threads_;
 };

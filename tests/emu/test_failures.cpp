@@ -327,18 +327,27 @@ TEST_CASE("a machine the system's limits cannot take is refused before any threa
     lim.nproc = -1;
     lim.own_threads = 1;
     lim.memory = 24.0 * (1 << 30);
-    CHECK(detail::os_limit_problems(cfg(15), lim) ==
+    const auto threads = [](int d) {
+        config c = cfg(d);
+        c.executor = executor_kind::threads;
+        return c;
+    };
+    CHECK(detail::os_limit_problems(threads(15), lim) ==
           "machine: cannot start a 15-cube here: 2^15 node threads need about 65536 memory "
           "mappings (a stack and its guard page each) besides the 60 in use, and "
           "vm.max_map_count is 65530 (raise it: sysctl -w vm.max_map_count=262144); 2^15 node "
           "threads need 32768 thread ids besides the 400 tasks running, and kernel.pid_max is "
           "32768 (raise it: sysctl -w kernel.pid_max=131072); or use a smaller dimension");
-    CHECK(detail::os_limit_problems(cfg(14), lim).empty());
+    CHECK(detail::os_limit_problems(threads(14), lim).empty());
     lim.nproc = 10000;
     lim.own_threads = 3;
-    CHECK(detail::os_limit_problems(cfg(14), lim) ==
+    CHECK(detail::os_limit_problems(threads(14), lim) ==
           "machine: cannot start a 14-cube here: 2^14 node threads and this process's 3 threads "
           "exceed RLIMIT_NPROC 10000 (raise it: ulimit -u 65536); or use a smaller dimension");
+    // Fibers need neither thread ids nor a mapping per stack.
+    config fibers = cfg(16);
+    fibers.executor = executor_kind::fibers;
+    CHECK(detail::os_limit_problems(fibers, lim).empty());
     lim.nproc = -1;
     config big = cfg(12);
     big.link_capacity = max_link_capacity;
@@ -350,7 +359,7 @@ TEST_CASE("a machine the system's limits cannot take is refused before any threa
     // This system: refused with the reason, not a failure to start thread 32000.
     const detail::os_limits here = detail::read_os_limits();
     if (here.pid_max >= 0 && here.pid_max < (1 << 15) + here.tasks)
-        CHECK_THROWS_WITH_AS(machine(cfg(15)), doctest::Contains("kernel.pid_max is"), error);
+        CHECK_THROWS_WITH_AS(machine(threads(15)), doctest::Contains("kernel.pid_max is"), error);
 }
 
 TEST_CASE("several failing nodes are all named, in node order, the same way every run") {

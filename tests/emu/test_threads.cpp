@@ -1,6 +1,7 @@
 // Node threads and CPUs: with no more nodes than usable CPUs each node is
 // bound to its own CPU (config::bind_to_cores); otherwise, or when switched
-// off, nodes keep the constructing thread's CPUs.
+// off, nodes keep the constructing thread's CPUs. Fibers: each worker is bound
+// to its own CPU, and a worker runs a contiguous block of nodes.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -12,7 +13,16 @@
 #include "test_support.hpp"
 
 using namespace hcube;
-using hcube::test::cfg;
+
+namespace {
+
+config on(executor_kind e, int dim) {
+    config c = hcube::test::cfg(dim);
+    c.executor = e;
+    return c;
+}
+
+} // namespace
 
 namespace {
 
@@ -45,7 +55,7 @@ int largest_bound_dim(std::size_t cpus) {
 TEST_CASE("nodes get one CPU each when there are enough CPUs") {
     const std::vector<int> usable = cpus_of_this_thread();
     for (int d = 0; d <= largest_bound_dim(usable.size()); ++d) {
-        machine m(cfg(d));
+        machine m(on(executor_kind::threads, d));
         const auto seen = node_cpus(m);
         for (std::size_t i = 0; i < seen.size(); ++i)
             CHECK_MESSAGE(seen[i] == std::vector<int>{usable[i]}, "d = " << d << ", node " << i);
@@ -54,12 +64,30 @@ TEST_CASE("nodes get one CPU each when there are enough CPUs") {
 
 TEST_CASE("nodes are not bound when they outnumber the CPUs or binding is off") {
     const std::vector<int> usable = cpus_of_this_thread();
-    config oversubscribed = cfg(largest_bound_dim(usable.size()) + 1);
-    config off = cfg(0);
+    config oversubscribed = on(executor_kind::threads, largest_bound_dim(usable.size()) + 1);
+    config off = on(executor_kind::threads, 0);
     off.bind_to_cores = false;
     for (const config& c : {oversubscribed, off}) {
         machine m(c);
         for (const auto& cpus : node_cpus(m))
+            CHECK(cpus == usable);
+    }
+}
+
+TEST_CASE("fibers: each worker on its own CPU, running a contiguous block of nodes") {
+    const std::vector<int> usable = cpus_of_this_thread();
+    for (int workers : {1, 2}) {
+        if (std::size_t(workers) > usable.size()) continue;
+        config c = on(executor_kind::fibers, 3);
+        c.workers = workers;
+        machine m(c);
+        const auto seen = node_cpus(m);
+        for (std::size_t i = 0; i < seen.size(); ++i)
+            CHECK_MESSAGE(seen[i] == std::vector<int>{usable[i * std::size_t(workers) / 8]},
+                          workers << " workers, node " << i);
+        c.bind_to_cores = false;
+        machine unbound(c);
+        for (const auto& cpus : node_cpus(unbound))
             CHECK(cpus == usable);
     }
 }

@@ -196,7 +196,11 @@ struct recv_any_result {
     std::vector<double> clocks;
 };
 recv_any_result recv_any_from_two(port_model ports, double delay_1) {
-    machine m(cfg(2, ports, 2, 3));
+    // Node 0 waits for the others outside the node interface (an atomic), which
+    // only preemptive threads allow: fibers switch only inside node calls.
+    config c = cfg(2, ports, 2, 3);
+    c.executor = executor_kind::threads;
+    machine m(c);
     std::atomic<int> sent{0};
     recv_any_result got;
     m.run([&](node& me) {

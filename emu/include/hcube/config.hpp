@@ -78,6 +78,38 @@ constexpr std::optional<port_model> parse_port_model(std::string_view s) noexcep
     return std::nullopt;
 }
 
+// What runs the node programs (docs/design.md, "The executor seam").
+enum class executor_kind {
+    automatic, // HCUBE_EXECUTOR=threads|fibers if set, else threads
+    threads,   // every node its own OS thread (the specified shape)
+    fibers,    // every node a user-level context with its own stack, on config::workers threads
+};
+
+std::string_view to_string(executor_kind e) noexcept;
+
+// Default config::stack_bytes: a fiber's stack. Address space only: a node's
+// stack costs memory as far as its program touches it (about 8-16 KiB for the
+// collectives).
+inline constexpr std::size_t default_stack_bytes = std::size_t(256) << 10;
+inline constexpr std::size_t min_stack_bytes = std::size_t(16) << 10;
+inline constexpr std::size_t max_stack_bytes = std::size_t(1) << 30;
+// Largest config::workers.
+inline constexpr int max_workers = 1024;
+
+// How directed links are built (docs/design.md, "Links"). Every implementation
+// gives the same results, virtual times and reports; they differ in wall time.
+enum class link_impl {
+    automatic,  // HCUBE_LINKS=ring|boost if set, else ring
+    ring,       // hcube's own SPSC ring: one cache line per hop (the default)
+    boost_spsc, // boost::lockfree::spsc_queue
+};
+
+// "automatic", "ring", "boost": the names HCUBE_LINKS and `hcube run --links`
+// take (and report).
+std::string_view to_string(link_impl l) noexcept;
+// The implementation named "ring" or "boost"; nullopt for any other name.
+std::optional<link_impl> parse_link_impl(std::string_view name) noexcept;
+
 // Cost of one message of m words: t_s + t_w * m (seed 000, chapter 4 intro).
 struct cost_model {
     double t_s = 1.0;
@@ -103,6 +135,10 @@ struct config {
     // only work thanks to eager buffering: they deadlock and get a report.
     // At most max_link_capacity.
     std::size_t link_capacity = 16;
+    // The link implementation. machine::cfg() and run_report::links say which
+    // one `automatic` chose; a bad HCUBE_LINKS is a usage_error from the
+    // machine's constructor.
+    link_impl links = link_impl::automatic;
     // exchange() payloads above this many bytes are not buffered: the receiver
     // copies straight from the sender's buffer (one copy, MPI's rendezvous
     // protocol), so such an exchange completes only once the peer received it.
@@ -117,6 +153,17 @@ struct config {
     // A deadlock is reported once every unfinished node has been parked on an
     // unchanged wait for this long.
     std::chrono::milliseconds deadlock_grace{100};
+    // Threads or fibers; automatic reads HCUBE_EXECUTOR when the machine is
+    // built. Results, virtual time, reports and errors are the same.
+    executor_kind executor = executor_kind::automatic;
+    // Fibers: worker OS threads that run them (0: one per usable CPU, capped
+    // at the number of nodes).
+    int workers = 0;
+    // Fibers: each node's stack, min_stack_bytes..max_stack_bytes, rounded up
+    // to pages. A node that overflows it is caught by a guard page or, when
+    // guard pages do not fit under vm.max_map_count, by a red zone checked
+    // after its program (docs/runtime.md).
+    std::size_t stack_bytes = default_stack_bytes;
 };
 
 } // namespace hcube

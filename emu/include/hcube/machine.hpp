@@ -28,6 +28,16 @@ struct os_limits {
 };
 os_limits read_os_limits();
 
+// Fibers: address space per node (its stack and the guard zone below it),
+// and how many of p stacks get a guard page within lim's vm.max_map_count
+// (each takes two mappings; the others get a red zone: docs/runtime.md).
+std::size_t fiber_stack_stride(std::size_t stack_bytes) noexcept;
+long long fiber_guard_pages(int p, const os_limits& lim) noexcept;
+
+// config::executor with automatic replaced by HCUBE_EXECUTOR's choice (or
+// threads); usage_error when the variable names no executor.
+executor_kind resolve_executor(executor_kind e);
+
 // Why a machine configured as `c` cannot start within `lim` (each limit it
 // exceeds, by how much, and how to raise it), or "" when it fits.
 std::string os_limit_problems(const config& c, const os_limits& lim);

@@ -41,6 +41,8 @@ struct run_report {
     int dim = 0;
     port_model ports = port_model::single_port;
     cost_model cost{};
+    executor_kind executor = executor_kind::threads; // what ran the nodes (never automatic)
+    link_impl link_implementation = link_impl::ring; // the one that ran (never automatic)
 
     double virtual_time = 0;       // max over nodes of their final clock
     std::int64_t steps = 0;        // the same critical path counted in steps (t_s = 1, t_w = 0)

@@ -1,5 +1,6 @@
-// A directed link x -> x ^ 2^k: a bounded single-producer single-consumer ring
-// of message descriptors. Private to emu/src.
+// hcube's own link (link_impl::ring, the default): a bounded single-producer
+// single-consumer ring of message descriptors. Private to emu/src; the
+// operations are those of the spsc_link concept (links/link.hpp).
 //
 // It follows rigtorp/SPSCQueue and Boost.Lockfree's spsc_queue (a power-of-two
 // ring, indices on their own cache lines, the producer caching the consumer's
@@ -38,96 +39,23 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include <tbb/cache_aligned_allocator.h>
 
+#include "message.hpp"
+
 namespace hcube::detail {
 
-inline constexpr std::size_t cache_line = 64;
-
-// A point on both virtual clocks: time under the configured cost model and the
-// same critical path counted in steps (t_s = 1, t_w = 0).
-struct vclock {
-    double time = 0;
-    std::int64_t steps = 0;
-
-    friend vclock max(vclock a, vclock b) noexcept {
-        return {a.time > b.time ? a.time : b.time, a.steps > b.steps ? a.steps : b.steps};
-    }
-    friend vclock operator+(vclock a, vclock b) noexcept {
-        return {a.time + b.time, a.steps + b.steps};
-    }
-    friend vclock operator-(vclock a, vclock b) noexcept {
-        return {a.time - b.time, a.steps - b.steps};
-    }
-};
-
-enum class payload : std::uint8_t {
-    inline_bytes, // in the descriptor itself
-    heap,         // a scalable_malloc'd copy the receiver frees
-    borrowed,     // the sender's own buffer; the sender waits until it is consumed
-};
-
-// One message. With its slot's sequence number it fills one cache line: the
-// element type is a 24-bit id (node.hpp, wire_type_id), which also gives its
-// size, so any element size fits.
-struct descriptor {
-    static constexpr std::size_t inline_capacity = 32;
-    static constexpr unsigned type_bits = 24;
-
-    vclock arrival;                     // when the last word arrives at the receiver
-    std::uint32_t bytes = 0;            // payload size
-    std::uint32_t type : type_bits = 0; // element type of the sender's range
-    payload kind = payload::inline_bytes;
-    union {
-        unsigned char data[inline_capacity];
-        const void* ptr;
-    };
-
-    descriptor() noexcept
-        : ptr(nullptr) {}
-
-    // Copies of n <= inline_capacity bytes in and out of `data`, inline: most
-    // messages of a latency-bound program are a few words, and a call to the
-    // C library's memcpy was a tenth of a hop. Fixed-size moves that may
-    // overlap cover every n without reading outside either buffer.
-    void store_inline(const void* from, std::size_t n) noexcept {
-        bytes_move(data, static_cast<const unsigned char*>(from), n);
-    }
-    void load_inline(void* to) const noexcept {
-        bytes_move(static_cast<unsigned char*>(to), data, bytes);
-    }
-
-private:
-    static void bytes_move(unsigned char* to, const unsigned char* from, std::size_t n) noexcept {
-        static_assert(inline_capacity <= 32);
-        const auto two = [&](std::size_t w) { // n in [w, 2w]
-            std::memcpy(to, from, w);
-            std::memcpy(to + n - w, from + n - w, w);
-        };
-        if (n >= 16)
-            two(16);
-        else if (n >= 8)
-            two(8);
-        else if (n >= 4)
-            two(4);
-        else
-            for (std::size_t i = 0; i < n; ++i)
-                to[i] = from[i];
-    }
-};
-
-class link {
+class ring {
 public:
     // Holds up to `capacity` (>= 1) messages.
-    explicit link(std::size_t capacity)
+    explicit ring(std::size_t capacity)
         : slots_(std::bit_ceil(capacity))
         , producer_{slots_.data(), slots_.size() - 1, capacity}
         , consumer_{slots_.data(), slots_.size() - 1} {}
-    link(const link&) = delete;
-    link& operator=(const link&) = delete;
+    ring(const ring&) = delete;
+    ring& operator=(const ring&) = delete;
 
     // ---- producer ----
 
@@ -184,18 +112,20 @@ public:
 
     std::atomic<bool>& reading() noexcept { return consumer_.reading; }
 
-    // Each message not yet received, oldest first, for a report made from
-    // another thread while neither end moves: it reads only published slots
-    // (their seq, with acquire), never an index the producer owns.
-    template <class F>
-    void for_each_pending(F f) const {
+    // Messages not yet received and their bytes, for a report made from another
+    // thread while neither end moves: it reads only published slots (their seq,
+    // with acquire), never an index the producer owns.
+    link_backlog pending() const noexcept {
         const auto& c = consumer_;
         const std::uint64_t head = c.head.load(std::memory_order_acquire);
+        link_backlog b;
         for (std::uint64_t n = head; n - head <= c.mask; ++n) {
             const slot& s = c.slots[n & c.mask];
             if (s.seq.load(std::memory_order_acquire) != n + 1) break;
-            f(s.d);
+            b.messages += 1;
+            b.bytes += s.d.bytes;
         }
+        return b;
     }
 
 private:

@@ -1,0 +1,476 @@
+// The fibers executor: every node a user-level context (Boost.Context's
+// fcontext fiber) with its own stack, run by a few worker OS threads.
+//
+//   worker w: nodes [first, last) --- a contiguous block, so the low dimensions'
+//             partners share a worker and hand off by a context switch
+//   local    FIFO of runnable fibers (owner only: launch, yields, own wakes)
+//   inbox    Vyukov's intrusive MPSC queue: wakes from other workers and from
+//            the caller of run() (cancel)
+//
+// A fiber never migrates: thread-local data (the C++ runtime's exception
+// state, libc's errno) stays valid across its switches, and its memory is
+// touched by one worker only. Parking (docs/design.md, "How fibers park"):
+// the fiber switches to its worker saying "park on seq"; the worker, now off
+// the fiber's stack, sets `parked` and re-reads the bell; a waker changes the
+// bell and then takes `parked`. Both sides are seq_cst read-modify-writes or
+// loads, so either the worker sees the new bell or the waker sees `parked`;
+// whoever takes `parked` (exchange, so only one does) queues the fiber.
+#include <hcube/error.hpp>
+#include <hcube/node.hpp>
+
+#include <algorithm>
+#include <cstring>
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <boost/context/fiber.hpp>
+#include <boost/context/stack_context.hpp>
+
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define HCUBE_TSAN_FIBERS 1
+#endif
+
+#include "executor.hpp"
+#include "state.hpp"
+
+// The C++ runtime's per-thread exception state (libstdc++ and libc++abi:
+// the stack of caught exceptions and the count of uncaught ones). A fiber
+// that parks inside a catch block, or while unwinding, must take it along,
+// or another fiber's catch on the same worker would pop the wrong exception.
+namespace __cxxabiv1 {
+struct __cxa_eh_globals;
+extern "C" __cxa_eh_globals* __cxa_get_globals() noexcept;
+} // namespace __cxxabiv1
+
+namespace hcube::detail {
+
+namespace {
+
+namespace ctx = boost::context;
+
+struct eh_state {
+    void* caught = nullptr;
+    unsigned int uncaught = 0;
+};
+
+eh_state& eh_globals() noexcept {
+    return *reinterpret_cast<eh_state*>(__cxxabiv1::__cxa_get_globals());
+}
+
+// After a run, workers poll for the next one this long before they sleep; an
+// idle worker in a run polls its inbox this long.
+constexpr auto block_time = std::chrono::microseconds(200);
+constexpr auto idle_poll = std::chrono::microseconds(50);
+
+// Below every stack: a guard zone. PROT_NONE where the mappings fit under
+// vm.max_map_count (each guard splits the pool: two mappings), otherwise an
+// untouched red zone whose pages the node's program must leave non-resident
+// (mincore after its program). Four pages: a frame must skip 16 KiB to jump it.
+constexpr std::size_t zone_pages = 4;
+// Mappings left for everything else in the process (malloc, oneTBB, threads).
+constexpr long long other_mappings = 8192;
+
+std::size_t page_bytes() noexcept {
+    static const std::size_t page = std::size_t(sysconf(_SC_PAGESIZE));
+    return page;
+}
+
+} // namespace
+
+std::size_t fiber_stack_stride(std::size_t stack_bytes) noexcept {
+    const std::size_t page = page_bytes();
+    return (stack_bytes + page - 1) / page * page + zone_pages * page;
+}
+
+long long fiber_guard_pages(int p, const os_limits& lim) noexcept {
+    if (lim.max_map_count < 0) return p;
+    const long long spare = lim.max_map_count - lim.maps_in_use - other_mappings;
+    return std::clamp<long long>(spare / 2, 0, p);
+}
+
+namespace {
+
+// Every node's stack and guard zone in one mapping, laid out as
+//   [zone 0][stack 0][zone 1][stack 1] ...   (stacks grow down into their zone)
+class stack_pool {
+public:
+    stack_pool(int p, std::size_t stack_bytes, long long guarded)
+        : stride_(fiber_stack_stride(stack_bytes))
+        , zone_(zone_pages * page_bytes())
+        , guarded_(guarded) {
+        bytes_ = stride_ * std::size_t(p);
+        void* at = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+        if (at == MAP_FAILED)
+            throw error("machine: cannot reserve " + std::to_string(bytes_ >> 20) +
+                        " MiB of address space for 2^d fiber stacks of " +
+                        std::to_string(stack_bytes) + " bytes (lower config::stack_bytes)");
+        base_ = static_cast<char*>(at);
+        // A huge page would make a whole run of stacks and red zones resident.
+        madvise(base_, bytes_, MADV_NOHUGEPAGE);
+        for (long long i = 0; i < guarded_; ++i)
+            if (mprotect(base_ + std::size_t(i) * stride_, zone_, PROT_NONE) != 0) {
+                guarded_ = i;
+                break;
+            }
+    }
+    ~stack_pool() { munmap(base_, bytes_); }
+    stack_pool(const stack_pool&) = delete;
+    stack_pool& operator=(const stack_pool&) = delete;
+
+    ctx::stack_context stack(int i) const noexcept {
+        ctx::stack_context sc;
+        sc.size = stride_ - zone_;
+        sc.sp = base_ + std::size_t(i + 1) * stride_; // the top: stacks grow down
+        return sc;
+    }
+    bool guarded(int i) const noexcept { return i < guarded_; }
+    long long guard_count() const noexcept { return guarded_; }
+
+    // For an unguarded stack: did its program reach into the red zone? The
+    // zone is cleaned for the next run.
+    bool red_zone_touched(int i) const noexcept {
+        char* zone = base_ + std::size_t(i) * stride_;
+        unsigned char resident[zone_pages] = {};
+        if (mincore(zone, zone_, resident) != 0) return false;
+        if (std::none_of(resident, resident + zone_pages, [](unsigned char r) { return r & 1; }))
+            return false;
+        madvise(zone, zone_, MADV_DONTNEED);
+        return true;
+    }
+
+private:
+    std::size_t stride_, zone_, bytes_ = 0;
+    long long guarded_;
+    char* base_ = nullptr;
+};
+
+// The stack allocator Boost.Context asks for a fiber's stack: the node's own,
+// reused by every run, never freed by the fiber.
+struct pooled_stack {
+    ctx::stack_context sc;
+    ctx::stack_context allocate() const noexcept { return sc; }
+    void deallocate(ctx::stack_context&) const noexcept {}
+};
+
+struct worker;
+
+struct alignas(cache_line) fiber_node {
+    enum class action : std::uint8_t { park, yield, done };
+
+    ctx::fiber self; // the node's suspended context (worker only)
+    ctx::fiber back; // the worker's context while the node runs
+    action next_action = action::done;
+    std::uint32_t seq = 0; // the bell value it parks on
+    eh_state eh;           // its exception state while switched out
+    worker* owner = nullptr;
+    fiber_node* local_next = nullptr;
+#ifdef HCUBE_TSAN_FIBERS
+    void* tsan = nullptr;
+#endif
+    // Written by wakers on other workers.
+    alignas(cache_line) std::atomic<bool> parked{false};
+    std::atomic<fiber_node*> inbox_next{nullptr};
+};
+
+struct alignas(cache_line) worker {
+    int index = 0;
+    int first = 0, last = 0; // its nodes
+    std::thread thread;
+    fiber_node* current = nullptr;
+    fiber_node* local_head = nullptr;
+    fiber_node* local_tail = nullptr;
+    fiber_node* inbox_tail = nullptr; // consumer's end
+    fiber_node stub;
+#ifdef HCUBE_TSAN_FIBERS
+    void* tsan = nullptr;
+#endif
+
+    // Producers' end, and the worker's own doorbell for when it sleeps.
+    alignas(cache_line) std::atomic<fiber_node*> inbox_head{nullptr};
+    alignas(cache_line) std::atomic<std::uint32_t> bell{0};
+    std::atomic<bool> sleeping{false};
+
+    worker() {
+        inbox_head.store(&stub, std::memory_order_relaxed);
+        inbox_tail = &stub;
+    }
+
+    void push_local(fiber_node* f) noexcept {
+        f->local_next = nullptr;
+        if (local_tail)
+            local_tail->local_next = f;
+        else
+            local_head = f;
+        local_tail = f;
+    }
+    fiber_node* pop_local() noexcept {
+        fiber_node* f = local_head;
+        if (f) {
+            local_head = f->local_next;
+            if (!local_head) local_tail = nullptr;
+        }
+        return f;
+    }
+
+    // Vyukov's MPSC queue: a push is one exchange and one store.
+    void push_inbox(fiber_node* f) noexcept {
+        f->inbox_next.store(nullptr, std::memory_order_relaxed);
+        fiber_node* prev = inbox_head.exchange(f, std::memory_order_acq_rel);
+        prev->inbox_next.store(f, std::memory_order_release);
+    }
+    // Null when empty or when a push is half done (its pusher then checks
+    // `sleeping` after finishing, so a sleeping worker is woken).
+    fiber_node* pop_inbox() noexcept {
+        fiber_node* tail = inbox_tail;
+        fiber_node* next = tail->inbox_next.load(std::memory_order_acquire);
+        if (tail == &stub) {
+            if (!next) return nullptr;
+            inbox_tail = tail = next;
+            next = next->inbox_next.load(std::memory_order_acquire);
+        }
+        if (next) {
+            inbox_tail = next;
+            return tail;
+        }
+        if (tail != inbox_head.load(std::memory_order_acquire)) return nullptr;
+        push_inbox(&stub);
+        next = tail->inbox_next.load(std::memory_order_acquire);
+        if (next) {
+            inbox_tail = next;
+            return tail;
+        }
+        return nullptr;
+    }
+};
+
+thread_local worker* this_worker = nullptr;
+
+class fiber_executor final : public executor {
+public:
+    fiber_executor(machine_state& m, int workers, long long guards)
+        : m_(m)
+        , stacks_(m.p, m.cfg.stack_bytes, guards)
+        , fibers_(std::make_unique<fiber_node[]>(std::size_t(m.p)))
+        , workers_(std::make_unique<worker[]>(std::size_t(workers)))
+        , count_(workers) {
+        const std::vector<int> cpus = usable_cpus();
+        const bool bind = m.cfg.bind_to_cores && std::size_t(workers) <= cpus.size();
+        for (int w = 0; w < count_; ++w) {
+            worker& wk = workers_[w];
+            wk.index = w;
+            wk.first = int(std::int64_t(m.p) * w / count_);
+            wk.last = int(std::int64_t(m.p) * (w + 1) / count_);
+            for (int i = wk.first; i < wk.last; ++i)
+                fibers_[i].owner = &wk;
+        }
+        int started = 0;
+        try {
+            for (; started < count_; ++started)
+                workers_[started].thread =
+                    std::thread([this, w = started, cpu = bind ? cpus[std::size_t(started)] : -1] {
+                        serve(workers_[w], cpu);
+                    });
+        } catch (const std::system_error& e) {
+            stop();
+            throw error("machine: could not start fiber worker " + std::to_string(started) + " (" +
+                        e.what() + ")");
+        }
+    }
+    ~fiber_executor() override { stop(); }
+
+    void launch() override { gate_.open(); }
+
+    void park(node_state& n, std::uint32_t seq) noexcept override {
+        fiber_node& f = fibers_[index(n)];
+        f.next_action = fiber_node::action::park;
+        f.seq = seq;
+        switch_out(f);
+    }
+
+    void unpark(node_state& n) noexcept override {
+        fiber_node& f = fibers_[index(n)];
+        if (!f.parked.load(std::memory_order_seq_cst) ||
+            !f.parked.exchange(false, std::memory_order_seq_cst))
+            return;
+        worker& w = *f.owner;
+        if (this_worker == &w) {
+            w.push_local(&f);
+            return;
+        }
+        w.push_inbox(&f);
+        // The pair of the worker's sleeping = true, re-check of the inbox.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (w.sleeping.load(std::memory_order_relaxed) &&
+            w.sleeping.exchange(false, std::memory_order_relaxed)) {
+            w.bell.fetch_add(1, std::memory_order_release);
+            futex_wake(w.bell);
+        }
+    }
+
+    void yield() noexcept override {
+        fiber_node* f = this_worker ? this_worker->current : nullptr;
+        if (!f) return;
+        f->next_action = fiber_node::action::yield;
+        switch_out(*f);
+    }
+
+    bool spins() const noexcept override { return false; }
+    const char* name() const noexcept override { return "fibers"; }
+
+private:
+    int index(const node_state& n) const noexcept { return int(&n - m_.nodes.get()); }
+
+    // Node side: back to the worker, which runs f's next_action.
+    void switch_out(fiber_node& f) noexcept {
+#ifdef HCUBE_TSAN_FIBERS
+        __tsan_switch_to_fiber(f.owner->tsan, 0);
+#endif
+        f.back = std::move(f.back).resume();
+    }
+
+    // Worker side: runs f until it parks, yields or finishes.
+    void resume(worker& w, fiber_node& f) noexcept {
+        w.current = &f;
+        eh_state& eh = eh_globals();
+        const eh_state own = eh;
+        eh = f.eh;
+#ifdef HCUBE_TSAN_FIBERS
+        __tsan_switch_to_fiber(f.tsan, 0);
+#endif
+        f.self = std::move(f.self).resume();
+        f.eh = eh;
+        eh = own;
+        w.current = nullptr;
+    }
+
+    void start(fiber_node& f, int i) {
+        f.self = ctx::fiber(std::allocator_arg, pooled_stack{stacks_.stack(i)},
+                            [this, &f, i](ctx::fiber&& back) {
+                                f.back = std::move(back);
+                                run_node_here(i);
+                                f.next_action = fiber_node::action::done;
+#ifdef HCUBE_TSAN_FIBERS
+                                __tsan_switch_to_fiber(f.owner->tsan, 0);
+#endif
+                                return std::move(f.back);
+                            });
+        f.eh = {};
+    }
+
+    // run_node, with the red-zone check of an unguarded stack between the
+    // program and the finished node's bookkeeping.
+    void run_node_here(int i) {
+        run_program(m_, i);
+        if (!stacks_.guarded(i) && stacks_.red_zone_touched(i)) {
+            node_state& s = m_.nodes[i];
+            s.error = std::make_exception_ptr(
+                error("node " + std::to_string(i) + ": overflowed its fiber stack of " +
+                      std::to_string(m_.cfg.stack_bytes) +
+                      " bytes (config::stack_bytes); its red zone was written, so node " +
+                      std::to_string(i - 1) + "'s stack may be damaged too"));
+            m_.cancel(i);
+        }
+        finish_node(m_, i);
+    }
+
+    void serve(worker& w, int cpu) {
+        if (cpu >= 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+        }
+        this_worker = &w;
+        enter_node_thread();
+#ifdef HCUBE_TSAN_FIBERS
+        w.tsan = __tsan_get_current_fiber();
+        for (int i = w.first; i < w.last; ++i)
+            fibers_[i].tsan = __tsan_create_fiber(0);
+#endif
+        for (std::uint32_t seen = 0;;) {
+            seen = gate_.wait(seen, block_time);
+            if (stopping_.load(std::memory_order_acquire)) break;
+            // A run is a batch of context starts on the nodes' own stacks.
+            for (int i = w.first; i < w.last; ++i) {
+                start(fibers_[i], i);
+                w.push_local(&fibers_[i]);
+            }
+            for (int left = w.last - w.first; left > 0;) {
+                fiber_node* f = next_runnable(w);
+                resume(w, *f);
+                switch (f->next_action) {
+                case fiber_node::action::done:
+                    --left;
+                    break;
+                case fiber_node::action::yield:
+                    w.push_local(f);
+                    break;
+                case fiber_node::action::park:
+                    // Off the fiber's stack now: it may be queued by anyone.
+                    f->parked.store(true, std::memory_order_seq_cst);
+                    if (m_.nodes[f - fibers_.get()].bell.load(std::memory_order_seq_cst) !=
+                            f->seq &&
+                        f->parked.exchange(false, std::memory_order_seq_cst))
+                        w.push_local(f);
+                    break;
+                }
+            }
+        }
+#ifdef HCUBE_TSAN_FIBERS
+        for (int i = w.first; i < w.last; ++i)
+            __tsan_destroy_fiber(fibers_[i].tsan);
+#endif
+    }
+
+    // The next fiber to run; polls the inbox a moment, then sleeps on the
+    // worker's bell until a waker queues one.
+    fiber_node* next_runnable(worker& w) noexcept {
+        if (fiber_node* f = w.pop_local()) return f;
+        if (fiber_node* f = w.pop_inbox()) return f;
+        const auto until = std::chrono::steady_clock::now() + idle_poll;
+        for (int i = 0;; ++i) {
+            if (fiber_node* f = w.pop_inbox()) return f;
+            std::this_thread::yield();
+            if (i % 16 == 15 && std::chrono::steady_clock::now() > until) break;
+        }
+        for (;;) {
+            const std::uint32_t seq = w.bell.load(std::memory_order_acquire);
+            w.sleeping.store(true, std::memory_order_relaxed);
+            std::atomic_thread_fence(std::memory_order_seq_cst);
+            if (fiber_node* f = w.pop_inbox()) {
+                w.sleeping.store(false, std::memory_order_relaxed);
+                return f;
+            }
+            futex_wait(w.bell, seq);
+            w.sleeping.store(false, std::memory_order_relaxed);
+            if (fiber_node* f = w.pop_inbox()) return f;
+        }
+    }
+
+    void stop() noexcept {
+        stopping_.store(true, std::memory_order_release);
+        gate_.open();
+        for (int w = 0; w < count_; ++w)
+            if (workers_[w].thread.joinable()) workers_[w].thread.join();
+    }
+
+    machine_state& m_;
+    stack_pool stacks_;
+    std::unique_ptr<fiber_node[]> fibers_;
+    std::unique_ptr<worker[]> workers_;
+    int count_;
+    run_gate gate_;
+    std::atomic<bool> stopping_{false};
+};
+
+} // namespace
+
+std::unique_ptr<executor> make_fiber_executor(machine_state& m, int workers, long long guards) {
+    return std::make_unique<fiber_executor>(m, workers, guards);
+}
+
+} // namespace hcube::detail

@@ -1,0 +1,187 @@
+// The executors (docs/design.md, "The executor seam"): choosing one, their
+// configuration errors, and what only fibers must take care of (exception
+// state across switches, stack overflow). Every other suite runs under both
+// executors (tests/meson.build), which is where identical semantics are tested.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <hcube/machine.hpp>
+
+#include "test_support.hpp"
+
+using namespace hcube;
+using hcube::test::cfg;
+
+namespace {
+
+config with(executor_kind e, int dim) {
+    config c = cfg(dim);
+    c.executor = e;
+    return c;
+}
+
+// Sets HCUBE_EXECUTOR for one scope (the suite itself may run with it set).
+class executor_env {
+public:
+    explicit executor_env(const char* value) {
+        if (const char* old = std::getenv("HCUBE_EXECUTOR")) old_ = old, had_ = true;
+        if (value)
+            setenv("HCUBE_EXECUTOR", value, 1);
+        else
+            unsetenv("HCUBE_EXECUTOR");
+    }
+    ~executor_env() {
+        if (had_)
+            setenv("HCUBE_EXECUTOR", old_.c_str(), 1);
+        else
+            unsetenv("HCUBE_EXECUTOR");
+    }
+
+private:
+    std::string old_;
+    bool had_ = false;
+};
+
+// A 2-cube allreduce of ids: every node must see 0 + 1 + 2 + 3.
+run_report sum_of_ids(machine& m) {
+    return m.run([](node& me) {
+        int sum = me.id();
+        for (int k = 0; k < me.dim(); ++k) {
+            int in = 0;
+            me.exchange(k, std::span(&sum, 1), std::span(&in, 1));
+            sum += in;
+        }
+        if (sum != 6) throw std::runtime_error("sum " + std::to_string(sum));
+    });
+}
+
+} // namespace
+
+TEST_CASE("the executor is the configured one, or HCUBE_EXECUTOR's, or threads") {
+    {
+        executor_env env(nullptr);
+        machine m(cfg(2));
+        CHECK(m.cfg().executor == executor_kind::threads);
+        CHECK(sum_of_ids(m).executor == executor_kind::threads);
+    }
+    {
+        executor_env env("fibers");
+        machine m(cfg(2));
+        CHECK(sum_of_ids(m).executor == executor_kind::fibers);
+        machine t(with(executor_kind::threads, 2)); // the configuration wins
+        CHECK(sum_of_ids(t).executor == executor_kind::threads);
+    }
+    {
+        executor_env env("threads");
+        machine m(cfg(2));
+        CHECK(sum_of_ids(m).executor == executor_kind::threads);
+    }
+    executor_env env("green");
+    CHECK_THROWS_WITH_AS(machine(cfg(2)),
+                         "machine: HCUBE_EXECUTOR=green is neither threads nor fibers",
+                         usage_error);
+    CHECK(to_string(executor_kind::fibers) == "fibers");
+    CHECK(to_string(executor_kind::threads) == "threads");
+}
+
+TEST_CASE("workers and stack sizes out of range are refused by name") {
+    config c = with(executor_kind::fibers, 2);
+    c.workers = -1;
+    CHECK_THROWS_WITH_AS(
+        machine{c}, "machine: workers -1 is outside 0..1024 (0: one per usable CPU)", usage_error);
+    c.workers = max_workers + 1;
+    CHECK_THROWS_WITH_AS(machine{c}, doctest::Contains("workers 1025 is outside"), usage_error);
+    c.workers = 0;
+    for (std::size_t bytes : {std::size_t(0), min_stack_bytes - 1, max_stack_bytes + 1}) {
+        c.stack_bytes = bytes;
+        CHECK_THROWS_WITH_AS(
+            machine{c},
+            ("machine: stack_bytes " + std::to_string(bytes) + " is outside 16384..1073741824")
+                .c_str(),
+            usage_error);
+    }
+}
+
+TEST_CASE("fibers: more workers than nodes, one worker, default workers: same results") {
+    for (int workers : {0, 1, 3, 8}) {
+        config c = with(executor_kind::fibers, 2);
+        c.workers = workers;
+        machine m(c);
+        CHECK(m.cfg().workers >= 1);
+        CHECK(m.cfg().workers <= 4);
+        const run_report r = sum_of_ids(m);
+        CHECK(r.virtual_time == 2);
+    }
+}
+
+TEST_CASE("fibers: a node parked inside a catch block keeps its own exception") {
+    // One worker runs both nodes: node 0 parks in its catch block while node 1
+    // throws, catches and parks in its own. Each must still see its own
+    // exception when it resumes (the C++ runtime's caught-exception stack is
+    // per thread; the executor keeps one per fiber).
+    config c = with(executor_kind::fibers, 1);
+    c.workers = 1;
+    machine m(c);
+    std::vector<std::string> seen(2);
+    m.run([&](node& me) {
+        try {
+            throw std::runtime_error("thrown by node " + std::to_string(me.id()));
+        } catch (const std::exception&) {
+            int out = me.id(), in = -1;
+            me.exchange(0, std::span(&out, 1), std::span(&in, 1));
+            try {
+                throw;
+            } catch (const std::exception& again) {
+                seen[std::size_t(me.id())] = again.what();
+            }
+        }
+    });
+    CHECK(seen == std::vector<std::string>{"thrown by node 0", "thrown by node 1"});
+    CHECK(std::uncaught_exceptions() == 0);
+}
+
+TEST_CASE("fibers: a node that overflows its stack stops the process, it corrupts nobody") {
+    // In a child process: a recursion far deeper than the smallest stack. The
+    // guard page below the stack turns it into SIGSEGV.
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        config c = with(executor_kind::fibers, 1);
+        c.stack_bytes = min_stack_bytes;
+        machine m(c);
+        struct deep {
+            static int down(int n) {
+                volatile char frame[512];
+                frame[0] = char(n);
+                return n == 0 ? frame[0] : down(n - 1) + frame[0];
+            }
+        };
+        m.run([](node& me) {
+            if (me.id() == 1) std::exit(deep::down(1 << 20) == 0 ? 3 : 4);
+        });
+        std::_Exit(0);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status));
+    if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGSEGV);
+}
+
+TEST_CASE("fibers: guard pages for as many stacks as vm.max_map_count leaves room for") {
+    detail::os_limits lim;
+    lim.max_map_count = 65530;
+    lim.maps_in_use = 130;
+    CHECK(detail::fiber_guard_pages(1 << 12, lim) == 1 << 12);
+    // (65530 - 130 - 8192 left for the rest of the process) / 2 mappings each.
+    CHECK(detail::fiber_guard_pages(1 << 16, lim) == 28604);
+    lim.max_map_count = -1;
+    CHECK(detail::fiber_guard_pages(1 << 16, lim) == 1 << 16);
+}
