@@ -26,10 +26,6 @@ namespace hcube::cli {
 
 namespace {
 
-const char* ports_name(port_model m) {
-    return m == port_model::all_port ? "all" : "single";
-}
-
 // What the formula line prints: the form that gave formula_time, and the
 // seed's form beside it when that is not exact for these parameters.
 struct formula_text {
@@ -53,7 +49,7 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"dim", p.dim},
         {"nodes", 1 << p.dim},
         {"words", p.words},
-        {"ports", ports_name(p.ports)},
+        {"ports", port_policy_of(p.ports).option},
         {"ts", json_number(p.cost.t_s)},
         {"tw", json_number(p.cost.t_w)},
         {"verified", o.verified},
@@ -80,9 +76,9 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
         fmt::print("  {:<20}{}\n", label, text);
     };
     std::string header =
-        fmt::format("{} {}: dim {} ({} nodes), m = {} words of {}, {}-port, t_s = {}, t_w = {}",
-                    p.op, e.algo, p.dim, 1 << p.dim, p.words, to_string(p.type),
-                    ports_name(p.ports), number(p.cost.t_s), number(p.cost.t_w));
+        fmt::format("{} {}: dim {} ({} nodes), m = {} words of {}, {}, t_s = {}, t_w = {}", p.op,
+                    e.algo, p.dim, 1 << p.dim, p.words, to_string(p.type), to_string(p.ports),
+                    number(p.cost.t_s), number(p.cost.t_w));
     if (p.link_capacity != config{}.link_capacity)
         header += fmt::format(", link capacity {}", p.link_capacity);
     for (const auto& [name, value] : p.options)
@@ -223,16 +219,16 @@ namespace {
 // each port model, and why (with default options and --shift 1).
 std::string buffered_links_text(const algorithm_entry& e) {
     std::string when, why;
-    for (const port_model ports : {port_model::single_port, port_model::all_port}) {
+    for (const port_policy& ports : port_policies) {
         run_params p;
         p.op = e.op;
-        p.ports = ports;
+        p.ports = ports.model;
         for (const auto& o : e.options)
             p.options.try_emplace(o.name, o.fallback);
         for (p.dim = 1; p.dim <= max_dim; ++p.dim)
             if (const std::string w = buffered_links_need(e, p); !w.empty()) {
-                when += fmt::format("{}{}-port from d = {}", when.empty() ? "" : ", ",
-                                    ports_name(ports), p.dim);
+                when +=
+                    fmt::format("{}{} from d = {}", when.empty() ? "" : ", ", ports.name, p.dim);
                 if (why.empty()) why = w;
                 break;
             }
