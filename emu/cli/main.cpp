@@ -14,7 +14,9 @@ commands:
                           and the Gray code of a D-cube
   list                    every operation with its algorithms and seed formulas
   run OP --algo NAME ...  run a collective, verify it, print cost next to its formula
-                          (hcube run --help for the options)
+                          (hcube run --help for the options; --trace, --svg draw it)
+  draw OP --algo NAME ... --out FILE.html
+                          every step of a collective drawn as the seeds draw it
 )";
 
 } // namespace
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
         if (cmd == "info") return hcube::cli::info(rest);
         if (cmd == "list") return hcube::cli::list(rest);
         if (cmd == "run") return hcube::cli::run(rest);
+        if (cmd == "draw") return hcube::cli::draw(rest);
     } catch (const std::exception& e) {
         std::cerr << "hcube " << cmd << ": " << e.what() << '\n';
         return 1;

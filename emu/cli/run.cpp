@@ -11,6 +11,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include <hcube/catalog.hpp>
+#include <hcube/draw.hpp>
 #include <hcube/error.hpp>
 
 #include "commands.hpp"
@@ -33,7 +36,8 @@ namespace {
 constexpr std::string_view run_usage =
     R"(usage: hcube run OP [--algo NAME] [--dim D] [--words M] [--root R] [--shift Q]
                   [--ports all|single] [--ts X] [--tw Y] [--type int32|int64|double]
-                  [--link-capacity C] [--json] [--NAME VALUE ...]
+                  [--link-capacity C] [--json] [--trace FILE.json] [--svg FILE.svg]
+                  [--NAME VALUE ...]
 
 Runs one collective on an emulated D-cube, checks the result against a serial
 reference and prints the virtual time next to the seed's formula.
@@ -59,6 +63,10 @@ reference and prints the virtual time next to the seed's formula.
                   synchronous, which deadlocks the algorithms that need
                   buffered links (hcube list marks them)
   --json          one JSON object instead of text
+  --trace FILE    write a Chrome/Perfetto trace (Trace Event Format JSON): a
+                  track per node, a slice per primitive call, a flow per message,
+                  in virtual time (--trace-clock wall: the emulation's wall time)
+  --svg FILE      write the space-time diagram (up to 64 nodes)
   --NAME VALUE    an option the algorithm declares (hcube list shows them)
 
 A run whose memory estimate exceeds this computer's physical memory is refused.
@@ -67,9 +75,9 @@ Exit status: 0 verified, 1 verification failed or the run failed (a deadlock),
 )";
 
 // The options `hcube run` itself takes a value for (catalog entries add theirs).
-const std::vector<std::string> value_flags = {"algo", "schedule", "dim",          "words",
-                                              "root", "shift",    "ports",        "ts",
-                                              "tw",   "type",     "link-capacity"};
+const std::vector<std::string> value_flags = {
+    "algo", "schedule", "dim",           "words", "root",        "shift", "ports", "ts",
+    "tw",   "type",     "link-capacity", "trace", "trace-clock", "svg",   "out",   "svg-dir"};
 
 // Every option name `hcube run` accepts: its own and every catalog entry's.
 std::vector<std::string> known_options() {
@@ -104,6 +112,9 @@ struct command {
     run_params params;
     bool json = false;
     bool help = false;
+    std::string trace, svg;   // hcube run: files to write
+    bool wall_clock = false;  // --trace-clock wall
+    std::string out, svg_dir; // hcube draw
 };
 
 command parse(args a) {
@@ -174,6 +185,16 @@ command parse(args a) {
             if (value != "all" && value != "single")
                 throw usage_error("--ports '" + value + "' is not all or single");
             p.ports = value == "all" ? port_model::all_port : port_model::single_port;
+        } else if (name == "trace" || name == "svg" || name == "out" || name == "svg-dir") {
+            if (value.empty()) throw usage_error("--" + name + " needs a file name");
+            (name == "trace" ? c.trace
+             : name == "svg" ? c.svg
+             : name == "out" ? c.out
+                             : c.svg_dir) = value;
+        } else if (name == "trace-clock") {
+            if (value != "virtual" && value != "wall")
+                throw usage_error("--trace-clock '" + value + "' is not virtual or wall");
+            c.wall_clock = value == "wall";
         } else if (name == "type") {
             const auto t = parse_elem_type(value);
             if (!t) throw usage_error("--type '" + value + "' is not int32, int64 or double");
@@ -182,6 +203,7 @@ command parse(args a) {
             p.options[name] = value; // validated by run_algorithm against option_specs
         }
     }
+    p.trace = !c.trace.empty() || !c.svg.empty();
     if (c.help) return c;
     if (p.op.empty()) throw usage_error("missing operation (hcube run --help)");
     if (p.root >= (1 << p.dim))
@@ -307,6 +329,29 @@ void print_deadlock(const run_params& p, const deadlock_error& d) {
                   << config{}.link_capacity << ")\n";
 }
 
+// Opens `path` for writing or throws a usage_error naming it.
+std::ofstream open_out(const std::string& path) {
+    std::ofstream f(path);
+    if (!f) throw usage_error("cannot write " + path);
+    return f;
+}
+
+// --trace and --svg of hcube run.
+void write_pictures(const command& c, const algorithm_entry& e, const run_report& r) {
+    if (!c.trace.empty()) {
+        auto f = open_out(c.trace);
+        write_chrome_trace(r, f,
+                           {c.wall_clock ? trace_clock::wall_time : trace_clock::virtual_time});
+    }
+    if (!c.svg.empty()) {
+        auto f = open_out(c.svg);
+        timeline_options o;
+        o.title = c.params.op + " " + e.algo + " on a " + std::to_string(c.params.dim) +
+                  "-cube: virtual time " + number(r.virtual_time);
+        write_timeline_svg(r, f, o);
+    }
+}
+
 } // namespace
 
 int run(args a) {
@@ -350,11 +395,95 @@ int run(args a) {
     // here (cheap, deterministic) to print what ran.
     c.params = resolved(c.params);
     const algorithm_entry& e = resolve_algorithm(c.params);
+    try {
+        write_pictures(c, e, o.report);
+    } catch (const error& x) {
+        return usage_failure(x.what());
+    }
     if (c.json)
         print_json(c.params, e, o);
     else
         print_text(c.params, e, o);
     return o.verified ? 0 : 1;
+}
+
+namespace {
+
+constexpr std::string_view draw_usage =
+    R"(usage: hcube draw OP [--algo NAME] [--dim D] [--words M] [--root R] ... --out FILE.html
+                  [--svg-dir DIR]
+
+Runs one collective (the options of hcube run, up to d = 6) on symbolic data and
+draws every step as the seeds draw it: the hypercube, the links each step uses
+with what they carry, every node labelled with what it holds after the step,
+read from the run's buffers: (0,1,2,3) blocks, [0..3] partial sums. CM-200
+cycle algorithms also get the memory table of every node (seed 002, Figures
+8-11). The page is one self-contained HTML file: previous/next, a slider, the
+arrow keys. --svg-dir DIR writes step-K.svg for every step as well.
+A run that deadlocks draws the wait-for graph of the deadlock report instead
+(exit status 1).
+)";
+
+} // namespace
+
+int draw(args a) {
+    command c;
+    try {
+        c = parse(a);
+        if (!c.help && c.out.empty() && c.svg_dir.empty())
+            throw usage_error("give --out FILE.html and/or --svg-dir DIR");
+    } catch (const usage_error& e) {
+        std::cerr << "hcube draw: " << e.what() << '\n';
+        return 2;
+    }
+    if (c.help) {
+        std::cout << draw_usage;
+        return 0;
+    }
+    try {
+        algorithm_steps s;
+        try {
+            s = record_steps(c.params);
+        } catch (const deadlock_error& d) {
+            run_params p = c.params;
+            p.algo = resolve_algorithm(p).algo;
+            std::cerr << "hcube draw: " << d.what() << '\n';
+            if (!c.out.empty()) {
+                auto f = open_out(c.out);
+                write_wait_for_html(d, p, f);
+            }
+            if (!c.svg_dir.empty()) {
+                std::filesystem::create_directories(c.svg_dir);
+                auto f = open_out(c.svg_dir + "/wait-for.svg");
+                f << wait_for_svg(d, p.dim);
+            }
+            std::cerr << "hcube draw: drew the wait-for graph\n";
+            return 1;
+        }
+        if (!c.out.empty()) {
+            auto f = open_out(c.out);
+            write_steps_html(s, f);
+        }
+        if (!c.svg_dir.empty()) {
+            std::filesystem::create_directories(c.svg_dir);
+            const auto svgs = step_svgs(s);
+            for (std::size_t k = 0; k < svgs.size(); ++k) {
+                auto f = open_out(c.svg_dir + "/step-" + std::to_string(k) + ".svg");
+                f << svgs[k];
+            }
+        }
+        std::cout << s.title << ": " << s.steps.size() - 1 << " steps drawn\n";
+        return 0;
+    } catch (const usage_error& e) {
+        std::cerr << "hcube draw: " << e.what() << '\n';
+        return 2;
+    } catch (const run_error& e) {
+        std::cerr << "hcube draw: " << e.what() << '\n';
+        return 1;
+    } catch (const std::filesystem::filesystem_error& e) {
+        std::cerr << "hcube draw: " << e.what() << '\n';
+        return 2;
+    }
 }
 
 namespace {
