@@ -10,9 +10,11 @@
 // minutes). Wall time is the median of R runs (default 1); step counts are
 // deterministic.
 #include <hcube/catalog.hpp>
+#include <hcube/cli/args.hpp>
 #include <hcube/cost/aspc.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -34,31 +36,22 @@ struct options {
 
 options parse(int argc, char** argv) {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        const auto value = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                std::cerr << a << " needs a value\n";
-                std::exit(2);
-            }
-            return argv[++i];
-        };
-        if (a == "--quick")
-            o.quick = true;
-        else if (a == "--csv")
-            o.csv = value();
-        else if (a == "--max-m")
-            o.max_m = std::stoull(value());
-        else if (a == "--kernel")
-            o.kernel = value();
-        else if (a == "--reps")
-            o.reps = std::max(1, std::stoi(value()));
-        else {
-            std::cerr << "usage: bench-aspc [--quick] [--csv FILE] [--max-m M] [--reps R] "
-                         "[--kernel pcr|prefix|shift]\n";
-            std::exit(2);
-        }
-    }
+    CLI::App app{"Seed 001 (Hu) side by side through the catalog: ASPC four-step vs "
+                 "single-port, and +-2^b-descend direct vs pipelined.",
+                 "bench-aspc"};
+    app.add_flag("--quick", o.quick, "N <= 2^8, M <= 2^12 (under a minute)");
+    app.add_option("--csv", o.csv, "CSV to FILE instead of stdout");
+    cli::add_number(app, "--max-m", o.max_m, std::size_t{1}, std::size_t{1} << 40,
+                    "a positive integer", "largest M (default 2^16)");
+    cli::add_choice(
+        app, "--kernel", {"pcr", "prefix", "shift"},
+        [&o](std::size_t i) {
+            o.kernel = std::array{"pcr", "prefix", "shift"}[i];
+        },
+        "descend's kernel (default prefix)");
+    cli::add_number(app, "--reps", o.reps, 1, 1000000, "an integer >= 1",
+                    "runs per point, median wall time taken (default 1)");
+    cli::parse_or_exit(app, argc, argv);
     if (o.quick) o.max_m = std::min<std::size_t>(o.max_m, std::size_t{1} << 12);
     return o;
 }

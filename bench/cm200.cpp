@@ -28,28 +28,17 @@
 #include <hcube/catalog.hpp>
 #include <hcube/cost/cm200.hpp>
 
-#include "bench_args.hpp"
+#include <hcube/cli/args.hpp>
+
+#include "median.hpp"
 
 using namespace hcube;
 using namespace hcube::bench;
 
 namespace {
 
-constexpr std::string_view usage = R"(usage: bench-cm200 [options]
-  --dims LIST        dimensions, e.g. 1-10 or 2,4,8 (default 1-10)
-  --words LIST       M' per node (default 4,16,64,128,256,1024)
-  --ops LIST         allgather, reduce-scatter (default both)
-  --runs N           runs per point, median taken (default 3)
-  --max-seconds S    a point slower than S skips larger M' and d of its
-                     variant (default 5)
-  --rate D           only the Table 18 point: allgather at dimension D with
-                     M' = 128 (or --words), every cycle variant, 1 run
-  --csv FILE         CSV to FILE instead of stdout
-  --quick            dims 1-6, words 4,64,128,1024, 1 run, max-seconds 1
-)";
-
 struct options {
-    std::vector<int> dims;
+    std::vector<int> dims = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     std::vector<std::size_t> words = {4, 16, 64, 128, 256, 1024};
     std::vector<std::string> ops = {"allgather", "reduce-scatter"};
     int runs = 3;
@@ -58,51 +47,57 @@ struct options {
     std::string csv;
 };
 
+// Options given explicitly win over --quick and --rate, whatever their order.
 options parse(int argc, char** argv) {
-    options o;
-    o.dims = parse_dims("1-10", 12);
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--help" || arg == "-h") {
-            std::cout << usage;
-            std::exit(0);
-        }
-        if (arg == "--quick") {
-            o.dims = parse_dims("1-6", 12);
-            o.words = {4, 64, 128, 1024};
-            o.runs = 1;
-            o.max_seconds = 1;
-            continue;
-        }
-        if (i + 1 >= argc) throw usage_error(arg + " needs a value (see --help)");
-        const std::string v = argv[++i];
-        if (arg == "--dims")
-            o.dims = parse_dims(v, 12);
-        else if (arg == "--words") {
-            o.words.clear();
-            for (const auto& w : split(v))
-                o.words.push_back(number<std::size_t>(arg, w));
-        } else if (arg == "--ops")
-            o.ops = split(v);
-        else if (arg == "--runs")
-            o.runs = std::max(1, number<int>(arg, v));
-        else if (arg == "--max-seconds")
-            o.max_seconds = number<double>(arg, v);
-        else if (arg == "--rate") {
-            o.rate_dim = number<int>(arg, v);
-            o.dims = {o.rate_dim};
-            o.ops = {"allgather"};
-            o.runs = 1;
-            if (std::find(argv, argv + argc, std::string_view("--words")) == argv + argc)
-                o.words = {128};
-        } else if (arg == "--csv")
-            o.csv = v;
-        else
-            throw usage_error("unknown option " + arg + " (see --help)");
+    options o, given;
+    bool quick = false;
+    CLI::App app{"The shape of seed 002's measurements (section 6): wall time of all-to-all "
+                 "broadcast and reduction along one and d Hamiltonian cycles.",
+                 "bench-cm200"};
+    const std::size_t huge = std::size_t{1} << 40;
+    auto* dims = cli::add_value(
+        app, "--dims", [&](const std::string& v) { given.dims = cli::parse_dims("--dims", v, 12); },
+        "dimensions, e.g. 1-10 or 2,4,8 (default 1-10)");
+    auto* words =
+        cli::add_numbers(app, "--words", given.words, std::size_t{0}, huge, "non-negative integers",
+                         "M' per node (default 4,16,64,128,256,1024)");
+    auto* ops = cli::add_value(
+        app, "--ops",
+        [&](const std::string& v) {
+            given.ops = cli::split(v);
+            for (const auto& op : given.ops)
+                if (op != "allgather" && op != "reduce-scatter")
+                    throw usage_error("--ops '" + op + "' is not allgather or reduce-scatter");
+        },
+        "allgather, reduce-scatter (default both)");
+    auto* runs = cli::add_number(app, "--runs", given.runs, 1, 1000000, "an integer >= 1",
+                                 "runs per point, median taken (default 3)");
+    auto* max_seconds =
+        cli::add_number(app, "--max-seconds", given.max_seconds, 0.0, 1e9, "a number >= 0",
+                        "a point slower than S skips larger M' and d of its variant (default 5)");
+    cli::add_number(app, "--rate", o.rate_dim, 0, 12, "a dimension in 0..12",
+                    "only the Table 18 point: allgather at dimension D with M' = 128 (or "
+                    "--words), every cycle variant, 1 run");
+    app.add_option("--csv", o.csv, "CSV to FILE instead of stdout");
+    app.add_flag("--quick", quick, "dims 1-6, words 4,64,128,1024, 1 run, max-seconds 1");
+    cli::parse_or_exit(app, argc, argv);
+    if (quick) {
+        o.dims = {1, 2, 3, 4, 5, 6};
+        o.words = {4, 64, 128, 1024};
+        o.runs = 1;
+        o.max_seconds = 1;
     }
-    for (const auto& op : o.ops)
-        if (op != "allgather" && op != "reduce-scatter")
-            throw usage_error("--ops: '" + op + "' is not allgather or reduce-scatter");
+    if (o.rate_dim >= 0) {
+        o.dims = {o.rate_dim};
+        o.ops = {"allgather"};
+        o.runs = 1;
+        o.words = {128};
+    }
+    if (*dims) o.dims = given.dims;
+    if (*words) o.words = given.words;
+    if (*ops) o.ops = given.ops;
+    if (*runs) o.runs = given.runs;
+    if (*max_seconds) o.max_seconds = given.max_seconds;
     return o;
 }
 

@@ -16,11 +16,13 @@
 //   any other operation                               the bytes it actually moved on links
 // The CSV also has the bytes actually moved on links and their rate.
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstdint>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -32,29 +34,14 @@
 #include <hcube/catalog.hpp>
 #include <hcube/cost/personalized.hpp>
 
-#include "bench_args.hpp"
+#include <hcube/cli/args.hpp>
 
 using namespace hcube;
-using namespace hcube::bench;
 
 namespace {
 
-constexpr std::string_view usage = R"(usage: bench-collectives [options]
-  --dims LIST        dimensions, e.g. 2,4,6 or 2-10 (default 2-10)
-  --words LIST       words per message (the catalog's m), default 1,64,4096,65536
-  --ops LIST         operations to run (default: every catalog operation)
-  --runs N           runs per point, median taken (default 5)
-  --max-seconds S    a run slower than S is not repeated, and larger m and d of
-                     that algorithm are skipped (default 2)
-  --max-mib N        skip points whose inputs and outputs exceed N MiB (default 256)
-  --type T           element type int32, int64 (default) or double
-  --shift Q          q of the shift operation (default 3)
-  --csv FILE         CSV to FILE instead of stdout
-  --quick            dims 2-6, words 1,64,4096, 3 runs, max-seconds 0.5
-)";
-
 struct options {
-    std::vector<int> dims;
+    std::vector<int> dims = {2, 3, 4, 5, 6, 7, 8, 9, 10};
     std::vector<std::size_t> words = {1, 64, 4096, 65536};
     std::set<std::string> ops;
     int runs = 5;
@@ -65,50 +52,57 @@ struct options {
     std::string csv;
 };
 
+// Options given explicitly win over --quick, whatever their order.
 options parse(int argc, char** argv) {
-    options o;
-    o.dims = parse_dims("2-10", max_dim);
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg == "--help" || arg == "-h") {
-            std::cout << usage;
-            std::exit(0);
-        }
-        if (arg == "--quick") {
-            o.dims = parse_dims("2-6", max_dim);
-            o.words = {1, 64, 4096};
-            o.runs = 3;
-            o.max_seconds = 0.5;
-            continue;
-        }
-        if (i + 1 == argc) throw usage_error(arg + " needs a value");
-        const std::string v = argv[++i];
-        if (arg == "--dims")
-            o.dims = parse_dims(v, max_dim);
-        else if (arg == "--words") {
-            o.words.clear();
-            for (const auto& w : split(v))
-                o.words.push_back(number<std::size_t>(arg, w));
-        } else if (arg == "--ops") {
-            const auto ops = split(v);
+    options o, given;
+    bool quick = false;
+    CLI::App app{"Every catalog algorithm over a sweep of dimensions and message sizes: wall "
+                 "time, virtual time and effective data rate.",
+                 "bench-collectives"};
+    auto* dims = cli::add_value(
+        app, "--dims",
+        [&](const std::string& v) { given.dims = cli::parse_dims("--dims", v, max_dim); },
+        "dimensions, e.g. 2,4,6 or 2-10 (default 2-10)");
+    auto* words = cli::add_numbers(app, "--words", given.words, std::size_t{0},
+                                   std::size_t{1} << 40, "non-negative integers",
+                                   "words per message (the catalog's m), default 1,64,4096,65536");
+    cli::add_value(
+        app, "--ops",
+        [&](const std::string& v) {
+            const auto ops = cli::split(v);
             o.ops = {ops.begin(), ops.end()};
-        } else if (arg == "--runs")
-            o.runs = std::max(1, number<int>(arg, v));
-        else if (arg == "--max-seconds")
-            o.max_seconds = number<double>(arg, v);
-        else if (arg == "--max-mib")
-            o.max_mib = number<double>(arg, v);
-        else if (arg == "--shift")
-            o.shift = number<long long>(arg, v);
-        else if (arg == "--csv")
-            o.csv = v;
-        else if (arg == "--type") {
-            const auto t = parse_elem_type(v);
-            if (!t) throw usage_error("--type: '" + v + "' is not int32, int64 or double");
-            o.type = *t;
-        } else
-            throw usage_error("unknown option " + arg);
+        },
+        "operations to run (default: every catalog operation)");
+    auto* runs = cli::add_number(app, "--runs", given.runs, 1, 1000000, "an integer >= 1",
+                                 "runs per point, median taken (default 5)");
+    auto* max_seconds = cli::add_number(
+        app, "--max-seconds", given.max_seconds, 0.0, 1e9, "a number >= 0",
+        "a run slower than S is not repeated, and larger m and d of that algorithm are skipped "
+        "(default 2)");
+    cli::add_number(app, "--max-mib", o.max_mib, 0.0, 1e12, "a number >= 0",
+                    "skip points whose inputs and outputs exceed N MiB (default 256)");
+    cli::add_choice(
+        app, "--type", {"int32", "int64", "double"},
+        [&](std::size_t i) {
+            o.type = std::array{elem_type::int32, elem_type::int64, elem_type::float64}[i];
+        },
+        "element type (default int64)");
+    cli::add_number(app, "--shift", o.shift, std::numeric_limits<long long>::min(),
+                    std::numeric_limits<long long>::max(), "an integer",
+                    "q of the shift operation (default 3)");
+    app.add_option("--csv", o.csv, "CSV to FILE instead of stdout");
+    app.add_flag("--quick", quick, "dims 2-6, words 1,64,4096, 3 runs, max-seconds 0.5");
+    cli::parse_or_exit(app, argc, argv);
+    if (quick) {
+        o.dims = {2, 3, 4, 5, 6};
+        o.words = {1, 64, 4096};
+        o.runs = 3;
+        o.max_seconds = 0.5;
     }
+    if (*dims) o.dims = given.dims;
+    if (*words) o.words = given.words;
+    if (*runs) o.runs = given.runs;
+    if (*max_seconds) o.max_seconds = given.max_seconds;
     return o;
 }
 
@@ -215,13 +209,7 @@ void print_summary(std::ostream& os, const std::map<point_key, point_figures>& p
 } // namespace
 
 int main(int argc, char** argv) {
-    options o;
-    try {
-        o = parse(argc, argv);
-    } catch (const usage_error& e) {
-        std::cerr << "bench-collectives: " << e.what() << "\n" << usage;
-        return 2;
-    }
+    const options o = parse(argc, argv);
     std::ofstream file;
     if (!o.csv.empty()) file.open(o.csv);
     std::ostream& csv = o.csv.empty() ? std::cout : file;
@@ -295,10 +283,9 @@ int main(int argc, char** argv) {
                 double needed =
                     needed_bytes(e->op, p, double(m), double(elem_size(o.type)), o.shift, d);
                 if (needed < 0) needed = double(rep.bytes);
-                csv << e->op << ',' << e->algo << ','
-                    << (prm.ports == port_model::all_port ? "all" : "single") << ',' << d << ','
-                    << (1 << d) << ',' << m << ',' << to_string(o.type) << ',' << r.runs << ','
-                    << r.median << ',' << r.best << ',' << rep.virtual_time << ','
+                csv << e->op << ',' << e->algo << ',' << port_policy_of(prm.ports).option << ','
+                    << d << ',' << (1 << d) << ',' << m << ',' << to_string(o.type) << ',' << r.runs
+                    << ',' << r.median << ',' << r.best << ',' << rep.virtual_time << ','
                     << r.last.formula_time << ',' << (r.last.verified ? "yes" : "no") << ','
                     << needed << ',' << rate_text(needed, r.median) << ',' << rep.bytes << ','
                     << rate_text(double(rep.bytes), r.median) << ','

@@ -42,7 +42,7 @@
 
 #include <hcube/machine.hpp>
 
-#include "bench_args.hpp"
+#include "median.hpp"
 
 namespace {
 

@@ -3,8 +3,8 @@
 #include <iostream>
 
 int main() {
-    hcube::machine m({.dim = 4, .ports = hcube::port_model::single_port,
-                      .cost = {.t_s = 10, .t_w = 1}});
+    hcube::machine m(
+        {.dim = 4, .ports = hcube::port_model::single_port, .cost = {.t_s = 10, .t_w = 1}});
     hcube::run_report r = m.run([](hcube::node& me) {
         std::vector<double> v(8, me.id());                 // private to this node
         hcube::allreduce(me, std::span(v), std::plus<>{}); // a collective from collectives/

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, from a fresh machine: installs what is missing, builds
-# and runs every suite in a normal build, again under ThreadSanitizer, and
-# checks that an installed hcube can be consumed through pkg-config.
+# The whole test suite, from a fresh machine: installs what is missing, checks
+# the formatting (.clang-format), builds and runs every suite in a normal
+# build, again under ThreadSanitizer, and checks that an installed hcube can be
+# consumed through pkg-config.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -15,6 +16,15 @@ configure() { # configure DIR [meson options...]: set up once, reconfigure after
         meson setup "$dir" "$@" >/dev/null
     fi
 }
+
+echo "== formatting: clang-format --dry-run --Werror on the tracked C++ files"
+# A violation fails the script at the end, after every suite has run.
+formatted=true
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files -z '*.cpp' '*.hpp' | xargs -0 clang-format --dry-run --Werror || formatted=false
+else
+    echo "not a git checkout: formatting not checked"
+fi
 
 echo "== build and test (debugoptimized)"
 configure build
@@ -46,3 +56,4 @@ logs=(build/meson-logs/testlog.json build-tsan/meson-logs/testlog.json)
 passed=$(cat "${logs[@]}" | grep -Eo '"result": "(OK|EXPECTEDFAIL)"' | wc -l)
 failed=$(cat "${logs[@]}" | grep -Eo '"result": "[A-Z]+"' | grep -Evc 'OK|EXPECTEDFAIL' || true)
 echo "hcube: $passed passed, $failed failed"
+$formatted || { echo "formatting: run clang-format -i on the files listed above"; exit 1; }

@@ -9,7 +9,7 @@ bash scripts/setup.sh
 if [ -d build/meson-private ]; then meson setup --reconfigure build >/dev/null; else meson setup build >/dev/null; fi
 meson compile -C build
 
-hcube=build/hcube
+hcube=build/cli/hcube
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 say "a node program: every node exchanges its id with each neighbour (examples/hello.cpp)"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
-#include <mutex>
+#include <optional>
 #include <span>
 
 #include <fmt/format.h>
@@ -152,18 +152,14 @@ sym_program program_for(const run_params& p) {
                 allgather(me, std::span<const sym>(in), std::span<sym>(out), algo);
             };
         } else {
-            cm200::algorithm algo;
-            if (a == "one-cycle")
-                algo = cm200::algorithm::one_cycle;
-            else if (a == "d-cycles")
-                algo = cm200::algorithm::d_cycles;
-            else if (a == "send-and-spread")
-                algo = cm200::algorithm::send_and_spread;
-            else if (a == "one-source-at-a-time")
-                algo = cm200::algorithm::one_source_at_a_time;
-            else
-                no_driver(p);
-            g.table = algo == cm200::algorithm::one_cycle || algo == cm200::algorithm::d_cycles;
+            using A = cm200::allgather_algo;
+            std::optional<A> found;
+            for (const A x :
+                 {A::one_cycle, A::d_cycles, A::send_and_spread, A::one_source_at_a_time})
+                if (cm200::to_string(x) == a) found = x;
+            if (!found) no_driver(p);
+            const A algo = *found;
+            g.table = algo == A::one_cycle || algo == A::d_cycles;
             g.body = [algo, o = cm200_options(p)](node& me, std::vector<sym>& in,
                                                   std::vector<sym>& out) {
                 cm200::allgather(me, std::span<const sym>(in), std::span<sym>(out), algo, o);

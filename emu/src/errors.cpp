@@ -12,10 +12,6 @@
 
 namespace hcube {
 
-std::string_view to_string(port_model m) noexcept {
-    return m == port_model::all_port ? "all-port" : "single-port";
-}
-
 namespace {
 
 std::string node_message(int node, const std::string& what) {

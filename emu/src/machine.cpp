@@ -26,56 +26,47 @@ using namespace detail;
 
 namespace {
 
-// Set while a thread runs a node program: run() from inside one would wait
-// for itself forever.
+// Set in the OS threads that run node programs (enter_node_thread): run()
+// from inside one would wait for itself forever.
 thread_local bool inside_node_program = false;
 
 constexpr int deadlock_marker = -2; // first_failure when the watchdog cancelled
 constexpr auto watchdog_tick = std::chrono::milliseconds(10);
 constexpr int caller_spin_rounds = 2000;
 
-void worker(machine_state& m, int i) {
-    if (!m.cpu_of.empty()) {
-        cpu_set_t cpu;
-        CPU_ZERO(&cpu);
-        CPU_SET(m.cpu_of[i], &cpu);
-        pthread_setaffinity_np(pthread_self(), sizeof cpu, &cpu);
+} // namespace
+
+void detail::enter_node_thread() noexcept {
+    inside_node_program = true;
+}
+
+void detail::run_node(machine_state& m, int i) {
+    node_state& s = m.nodes[i];
+    node me(m, s, i, m.cfg.dim);
+    try {
+        (*m.program)(me);
+    } catch (const run_cancelled&) {
+    } catch (...) {
+        s.error = std::current_exception();
+        m.cancel(i);
     }
-    std::uint32_t seen = 0;
-    for (;;) {
-        while (m.generation.load(std::memory_order_acquire) == seen)
-            futex_wait(m.generation, seen);
-        seen = m.generation.load(std::memory_order_acquire);
-        if (m.stopping.load(std::memory_order_acquire)) return;
-        node_state& s = m.nodes[i];
-        node me(m, s, i, m.cfg.dim);
-        inside_node_program = true;
-        try {
-            (*m.program)(me);
-        } catch (const run_cancelled&) {
-        } catch (...) {
-            s.error = std::current_exception();
-            m.cancel(i);
-        }
-        inside_node_program = false;
-        s.done.store(true, std::memory_order_release);
-        {
-            // Always, even before any routed traffic: a finished node's bound
-            // must not hold back messages sent later in the run.
-            thread_local std::vector<int> woken;
-            m.routes.finish(i, woken);
-            m.wake_each(woken);
-        }
-        if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
-        if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-            m.finished.store(1, std::memory_order_release);
-            futex_wake(m.finished);
-        }
+    s.done.store(true, std::memory_order_release);
+    {
+        // Always, even before any routed traffic: a finished node's bound
+        // must not hold back messages sent later in the run.
+        thread_local std::vector<int> woken;
+        m.routes.finish(i, woken);
+        m.wake_each(woken);
+    }
+    if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
+    if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        m.finished.store(1, std::memory_order_release);
+        futex_wake(m.finished);
     }
 }
 
 // The CPUs the calling thread may run on (at least one entry).
-std::vector<int> usable_cpus() {
+std::vector<int> detail::usable_cpus() {
     cpu_set_t set;
     CPU_ZERO(&set);
     std::vector<int> cpus;
@@ -87,6 +78,8 @@ std::vector<int> usable_cpus() {
             cpus.push_back(int(c));
     return cpus;
 }
+
+namespace {
 
 void validate(const config& c) {
     if (c.dim < 0 || c.dim > max_dim)
@@ -270,8 +263,8 @@ void machine_state::cancel(int failed_node) noexcept {
     first_failure.compare_exchange_strong(none, failed_node, std::memory_order_acq_rel);
     if (cancelled.exchange(true, std::memory_order_seq_cst)) return;
     for (int i = 0; i < p; ++i) {
-        nodes[i].bell.fetch_add(1, std::memory_order_release);
-        futex_wake(nodes[i].bell);
+        nodes[i].bell.fetch_add(1, std::memory_order_seq_cst);
+        exec->unpark(nodes[i]);
     }
 }
 
@@ -284,10 +277,6 @@ machine::machine(config cfg)
     machine_state& m = *state_;
     m.cfg = cfg;
     m.p = 1 << cfg.dim;
-    const std::vector<int> cpus = usable_cpus();
-    m.spin = std::size_t(m.p) <= cpus.size();
-    m.asymmetric = m.spin && heavy_barrier_available();
-    if (m.spin && cfg.bind_to_cores) m.cpu_of.assign(cpus.begin(), cpus.begin() + m.p);
 
     const int d = cfg.dim;
     const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
@@ -295,7 +284,7 @@ machine::machine(config cfg)
     for (std::size_t l = 0; l < std::size_t(m.p) * d; ++l)
         m.links.push_back(std::make_unique<link>(capacity));
     m.nodes = std::make_unique<node_state[]>(m.p);
-    const std::size_t ports = cfg.ports == port_model::all_port ? std::max(d, 1) : 1;
+    const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
@@ -306,30 +295,15 @@ machine::machine(config cfg)
         }
     }
 
-    m.threads.reserve(m.p);
-    try {
-        for (int i = 0; i < m.p; ++i)
-            m.threads.emplace_back(worker, std::ref(m), i);
-    } catch (const std::system_error& e) {
-        const std::size_t started = m.threads.size();
-        m.stopping.store(true, std::memory_order_release);
-        m.generation.fetch_add(1, std::memory_order_release);
-        futex_wake(m.generation, INT_MAX);
-        for (auto& t : m.threads)
-            t.join();
-        throw error("machine: could not start node thread " + std::to_string(started) + " of " +
-                    std::to_string(m.p) + " (" + e.what() + "); try a smaller dimension");
-    }
+    m.exec = make_thread_executor(m);
+    m.spin = m.exec->spins();
+    m.asymmetric = m.spin && heavy_barrier_available();
 }
 
 machine::~machine() {
-    machine_state& m = *state_;
-    m.stopping.store(true, std::memory_order_release);
-    m.generation.fetch_add(1, std::memory_order_release);
-    futex_wake(m.generation, INT_MAX);
-    for (auto& t : m.threads)
-        t.join();
-    // Messages of a failed run were drained by run(); nothing is left to free.
+    // Stops the nodes' contexts first. Messages of a failed run were drained
+    // by run(); nothing is left to free.
+    state_->exec.reset();
 }
 
 const config& machine::cfg() const noexcept {
@@ -346,7 +320,7 @@ void machine::set_cost(cost_model c) {
 void machine::set_ports(port_model p) {
     machine_state& m = *state_;
     m.cfg.ports = p;
-    const std::size_t ports = p == port_model::all_port ? std::max(m.cfg.dim, 1) : 1;
+    const auto ports = std::size_t(port_policy_of(p).send_ports(m.cfg.dim));
     for (int i = 0; i < m.p; ++i) {
         m.nodes[i].send_port.resize(ports);
     }
@@ -495,8 +469,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     m.program = &program;
 
     const auto t0 = std::chrono::steady_clock::now();
-    m.generation.fetch_add(1, std::memory_order_release);
-    futex_wake(m.generation, INT_MAX);
+    m.exec->launch();
 
     // Wait for the nodes, sampling for deadlock on every tick: a deadlock is
     // declared when every unfinished node stayed parked on the same wait (same

@@ -87,8 +87,8 @@ void detail::place_when_all_parked(machine_state& m) {
 
 namespace {
 
-// Blocks until ready() holds: a bounded spin (only when threads <= cores), a
-// few yields, then park on the doorbell.
+// Blocks until ready() holds: a bounded spin (only when nodes have a core
+// each), a few yields, then park on the doorbell (the executor's park).
 //
 // Parking protocol (a Dekker pair with machine_state::wake): the waiter stores
 // waiting = true, passes the park barrier, re-checks ready(); a waker publishes
@@ -109,7 +109,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
     const int yields = m.spin ? yields_spinning : yields_oversubscribed;
     for (int i = 0; i < yields; ++i) {
         throw_if_cancelled(m);
-        std::this_thread::yield();
+        m.exec->yield();
         if (ready()) return;
     }
     for (;;) {
@@ -131,7 +131,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         s.parked.store(true, std::memory_order_release);
         if (m.routes.used()) publish_routed_bound(m, s, nullptr);
         if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
-        futex_wait(s.bell, seq);
+        m.exec->park(s, seq);
         // Unless a waker claimed the wait and counted us (cancel and spurious
         // wake-ups do not).
         if (s.waiting.exchange(false, std::memory_order_relaxed))
@@ -174,7 +174,7 @@ public:
         for (int i = 0; i < n_; ++i)
             while (items_[i].borrowed &&
                    s_.out[items_[i].k]->reading().load(std::memory_order_seq_cst))
-                std::this_thread::yield();
+                m_.exec->yield();
     }
 
 private:
@@ -335,12 +335,12 @@ struct access {
                    {wait_info::recv, k, id ^ (1 << k), expect, exact});
     }
 
-    // Charges the receive of a message that arrived at `arrival`. Single-port:
-    // the node's one receive port takes messages one at a time, in program
-    // order. All-port: each link is its own port and its messages were already
-    // serialized where they entered it (sender's port, or router reservation).
+    // Charges the receive of a message that arrived at `arrival`. One receive
+    // port (single-port): it takes messages one at a time, in program order.
+    // A port per link (all-port): the link's messages were already serialized
+    // where they entered it (sender's port, or router reservation).
     void charge_receive(vclock arrival, vclock dur) {
-        if (m.cfg.ports == port_model::all_port) {
+        if (port_policy_of(m.cfg.ports).port_per_link) {
             s.clock = max(s.clock, arrival);
             return;
         }
@@ -467,9 +467,10 @@ void node::exchange_any_size(int k, bytes_view out, sink in) {
 void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
     call_scope scope(*this, *m_, *s_, call_kind::exchange_all, -1, -1);
     access a{*m_, *s_, id_};
-    if (m_->cfg.ports != port_model::all_port)
+    if (const port_policy& ports = port_policy_of(m_->cfg.ports); !ports.several_links_at_once())
         fail(id_, "exchange_all needs the all-port model (config.ports = all_port); this "
-                  "machine is single-port, where a node sends on one link at a time");
+                  "machine is " +
+                      std::string(ports.name) + ", where a node sends on one link at a time");
     unsigned seen = 0;
     for (std::size_t i = 0; i < n; ++i) {
         a.check_dim(ops[i].dim, "exchange_all");

@@ -32,6 +32,7 @@
 #include <hcube/config.hpp>
 #include <hcube/report.hpp>
 
+#include "executor.hpp"
 #include "link.hpp"
 #include "router.hpp"
 
@@ -182,8 +183,8 @@ struct alignas(cache_line) node_state {
 
     // Owner-only from here on.
     alignas(cache_line) vclock clock;
-    owned<vclock> send_port; // one per port: 1 (single-port) or d (all-port)
-    vclock recv_port;        // single-port only (see charge_receive)
+    owned<vclock> send_port; // one per port: port_policy::send_ports
+    vclock recv_port;        // a node's one receive port (see charge_receive)
     owned<link*> out;        // out[k]: this -> this ^ 2^k
     owned<link*> in;         // in[k]: this ^ 2^k -> this
     owned<link_stats> sent;  // direct traffic per out link
@@ -207,8 +208,7 @@ struct alignas(cache_line) node_state {
 struct machine_state {
     config cfg;
     int p = 1;
-    bool spin = false;       // threads <= cores: spin briefly before parking
-    std::vector<int> cpu_of; // node i's CPU when bound (config::bind_to_cores)
+    bool spin = false;       // nodes have a core each: spin briefly before parking
     bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
     std::vector<std::unique_ptr<link>> links; // index from * d + k
@@ -221,19 +221,17 @@ struct machine_state {
 
     // Run control.
     const std::function<void(node&)>* program = nullptr;
-    std::atomic<std::uint32_t> generation{0};
-    std::atomic<bool> stopping{false};
     std::atomic<bool> cancelled{false};
     std::atomic<int> first_failure{-1};
     std::atomic<int> remaining{0};
     std::atomic<std::uint32_t> finished{0}; // set by the last node; the caller futex-waits on it
 
-    std::vector<std::thread> threads;
+    // Runs, parks and wakes the nodes (executor.hpp); last member, so it stops
+    // before the state its nodes use goes away.
+    std::unique_ptr<executor> exec;
 
     link& out_link(int from, int k) const { return *links[std::size_t(from) * cfg.dim + k]; }
-    std::size_t port_index(int k) const {
-        return cfg.ports == port_model::all_port ? std::size_t(k) : 0;
-    }
+    std::size_t port_index(int k) const { return port_policy_of(cfg.ports).port_of(k); }
     vclock message_duration(std::size_t bytes, std::size_t elem) const {
         // t_w = 0 (the default: virtual time counts steps): skip the division.
         if (cfg.cost.t_w == 0) return {cfg.cost.t_s, 1};
@@ -254,8 +252,8 @@ struct machine_state {
         if (n.waiting.load(std::memory_order_relaxed) &&
             n.waiting.exchange(false, std::memory_order_relaxed)) {
             active.fetch_add(1, std::memory_order_relaxed);
-            n.bell.fetch_add(1, std::memory_order_release);
-            futex_wake(n.bell);
+            n.bell.fetch_add(1, std::memory_order_seq_cst);
+            exec->unpark(n);
         }
     }
     // Wakes every node in `ids` (the destinations of routed messages the router

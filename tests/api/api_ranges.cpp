@@ -424,7 +424,6 @@ TEST_CASE("aspc, descend and descend_serial take any contiguous range") {
 // ---- seed 002: the CM-200 algorithms ----------------------------------------
 
 TEST_CASE("cm200 allgather and reduce_scatter take any contiguous range") {
-    using cm200::algorithm;
     for_each_kind([]<int K>() {
         std::vector<std::int64_t> gathered;
         for (int k = 0; k < int(p); ++k)
@@ -456,7 +455,7 @@ TEST_CASE("cm200 allgather and reduce_scatter take any contiguous range") {
                      cm200::allgather_one_source_at_a_time(me, in, out);
                  }),
                  allgather_with([](node&me, const auto&in, auto&out) {
-                     cm200::allgather(me, in, out, algorithm::d_cycles);
+                     cm200::allgather(me, in, out, cm200::allgather_algo::d_cycles);
                  }),
              })
             for (const auto& v : got)
@@ -486,7 +485,8 @@ TEST_CASE("cm200 allgather and reduce_scatter take any contiguous range") {
                      cm200::reduce_scatter_reduce_and_spread(me, in, out, compose{});
                  }),
                  reduce_with([](node&me, const auto&in, auto&out) {
-                     cm200::reduce_scatter(me, in, out, compose{}, algorithm::one_cycle);
+                     cm200::reduce_scatter(me, in, out, compose{},
+                                           cm200::reduce_scatter_algo::one_cycle);
                  }),
              })
             for (std::size_t k = 0; k < p; ++k)

@@ -1,4 +1,4 @@
-// collectives/src/catalog_aspc.cpp: the catalog entries of seed 001 run,
+// driver/src/catalog_aspc.cpp: the catalog entries of seed 001 run,
 // verify, report their closed forms exactly, and refuse what does not fit.
 #include <doctest/doctest.h>
 

@@ -15,7 +15,8 @@
 
 namespace hcube::test {
 
-using cm200::algorithm;
+using ag_algo = cm200::allgather_algo;
+using rs_algo = cm200::reduce_scatter_algo;
 using cm200::index_mode;
 using cm200::node_order;
 
@@ -37,8 +38,8 @@ inline std::int64_t gathered_value(std::size_t r, std::size_t s) {
 
 // Runs an allgather of M' = m elements per node; node v contributes the block
 // of its rank. Returns every node's output.
-inline std::vector<std::vector<std::int64_t>> run_allgather(machine& mach, std::size_t m,
-                                                            algorithm a, cm200::options o,
+inline std::vector<std::vector<std::int64_t>> run_allgather(machine& mach, std::size_t m, ag_algo a,
+                                                            cm200::options o,
                                                             run_report* report = nullptr) {
     const int n = mach.size();
     std::vector<std::vector<std::int64_t>> in(n), out(n);
@@ -83,10 +84,9 @@ std::vector<T> reduce_scatter_reference(const std::vector<std::vector<T>>& in, s
 // Runs a reduce-scatter of M = total elements per node (input from make(v, s))
 // and returns every node's output.
 template <class T, class Op, class Make>
-std::vector<std::vector<T>> run_reduce_scatter(machine& mach, std::size_t total, algorithm a,
-                                               cm200::options o, Op op, Make make,
-                                               std::vector<std::vector<T>>* inputs = nullptr,
-                                               run_report* report = nullptr) {
+std::vector<std::vector<T>>
+run_reduce_scatter(machine& mach, std::size_t total, rs_algo a, cm200::options o, Op op, Make make,
+                   std::vector<std::vector<T>>* inputs = nullptr, run_report* report = nullptr) {
     const int n = mach.size();
     const cm200::cm_allocation alloc(total, std::size_t(n));
     std::vector<std::vector<T>> in(n), out(n);
@@ -102,7 +102,8 @@ std::vector<std::vector<T>> run_reduce_scatter(machine& mach, std::size_t total,
     return out;
 }
 
-inline std::string describe(int d, std::size_t m, algorithm a, cm200::options o) {
+template <class A>
+std::string describe(int d, std::size_t m, A a, cm200::options o) {
     return "d=" + std::to_string(d) + " m=" + std::to_string(m) + " " +
            std::string(cm200::to_string(a)) + " " + std::string(cm200::to_string(o.order)) + " " +
            std::string(cm200::to_string(o.index));

@@ -14,15 +14,15 @@ using namespace hcube::test;
 
 namespace {
 
-const algorithm all_reductions[] = {algorithm::one_cycle, algorithm::d_cycles,
-                                    algorithm::reduce_and_spread};
+const rs_algo all_reductions[] = {rs_algo::one_cycle, rs_algo::d_cycles,
+                                  rs_algo::reduce_and_spread};
 
 std::int64_t small_value(int v, std::size_t s) {
     return std::int64_t((v * 131 + s * 17) % 1021);
 }
 
 template <class T, class Op, class Make>
-void check_against_reference(machine& mach, std::size_t total, algorithm a, cm200::options o, Op op,
+void check_against_reference(machine& mach, std::size_t total, rs_algo a, cm200::options o, Op op,
                              Make make) {
     std::vector<std::vector<T>> in;
     const auto out = run_reduce_scatter<T>(mach, total, a, o, op, make, &in);
@@ -43,13 +43,13 @@ TEST_CASE("reduce-scatter: every algorithm and order equals the serial reference
         // Block sizes B (M = N B); large machines take fewer cases.
         const std::size_t largest = d <= 4 ? 1000 : d <= 6 ? 37 : 1;
         for (std::size_t b : sizes_for(d, largest))
-            for (algorithm a : all_reductions)
+            for (rs_algo a : all_reductions)
                 for (node_order ord : {node_order::binary, node_order::gray})
                     for (index_mode ix : {index_mode::computation, index_mode::motion}) {
                         // Index motion is an option of the cycle algorithms only; at
                         // d = 8 binary order computes, Gray order moves indices.
-                        if (ix == index_mode::motion && a == algorithm::reduce_and_spread) continue;
-                        if (d == 8 && (a != algorithm::d_cycles ||
+                        if (ix == index_mode::motion && a == rs_algo::reduce_and_spread) continue;
+                        if (d == 8 && (a != rs_algo::d_cycles ||
                                        (ord == node_order::gray) != (ix == index_mode::motion)))
                             continue;
                         const cm200::options o{ord, ix};
@@ -67,9 +67,9 @@ TEST_CASE("reduce-scatter: any M per node, allocated as on the CM-200 (4.2.4)") 
     for (auto [d, total] : {std::pair{3, std::size_t(37)}, std::pair{4, std::size_t(13)},
                             std::pair{5, std::size_t(1000)}, std::pair{2, std::size_t(1)}}) {
         machine mach(cfg(d, port_model::all_port));
-        for (algorithm a : all_reductions)
+        for (rs_algo a : all_reductions)
             for (node_order ord : {node_order::binary, node_order::gray}) {
-                const index_mode ix = a == algorithm::reduce_and_spread || d % 2 == 0
+                const index_mode ix = a == rs_algo::reduce_and_spread || d % 2 == 0
                                           ? index_mode::computation
                                           : index_mode::motion;
                 const cm200::options o{ord, ix};
@@ -93,15 +93,15 @@ TEST_CASE("reduce-scatter: virtual time equals the closed forms (commutative ope
                 run_report r;
                 const cm200::options o{ord, index_mode::computation};
                 for (index_mode ix : {index_mode::computation, index_mode::motion}) {
-                    run_reduce_scatter<std::int64_t>(mach, n * b, algorithm::d_cycles, {ord, ix},
+                    run_reduce_scatter<std::int64_t>(mach, n * b, rs_algo::d_cycles, {ord, ix},
                                                      std::plus<>{}, small_value, nullptr, &r);
                     CHECK(r.virtual_time == ((1 << d) - 1) * (ts + tw * double((b + d - 1) / d)));
                     CHECK(r.virtual_time == cost::cm200::d_cycles(d, b, ts, tw));
                 }
-                run_reduce_scatter<std::int64_t>(mach, n * b, algorithm::one_cycle, o,
-                                                 std::plus<>{}, small_value, nullptr, &r);
+                run_reduce_scatter<std::int64_t>(mach, n * b, rs_algo::one_cycle, o, std::plus<>{},
+                                                 small_value, nullptr, &r);
                 CHECK(r.virtual_time == ((1 << d) - 1) * (ts + tw * double(b)));
-                run_reduce_scatter<std::int64_t>(mach, n * b, algorithm::reduce_and_spread, o,
+                run_reduce_scatter<std::int64_t>(mach, n * b, rs_algo::reduce_and_spread, o,
                                                  std::plus<>{}, small_value, nullptr, &r);
                 CHECK(r.virtual_time ==
                       cost::cm200::reduce_and_spread(d, n * b, std::size_t(d), ts, tw));
@@ -109,7 +109,7 @@ TEST_CASE("reduce-scatter: virtual time equals the closed forms (commutative ope
         }
         // Arbitrary M: the critical path is block 0's, ceil(M/N) elements.
         run_report r;
-        run_reduce_scatter<std::int64_t>(mach, 3 * n + 1, algorithm::d_cycles, {}, std::plus<>{},
+        run_reduce_scatter<std::int64_t>(mach, 3 * n + 1, rs_algo::d_cycles, {}, std::plus<>{},
                                          small_value, nullptr, &r);
         CHECK(r.virtual_time == cost::cm200::d_cycles(d, 4, ts, tw));
     }
@@ -119,17 +119,17 @@ TEST_CASE("reduce-scatter: single-port runs one-cycle and reduce-and-spread, ref
     const double ts = 3, tw = 1;
     machine mach(cfg(4, port_model::single_port, ts, tw));
     run_report r;
-    check_against_reference<mat2>(mach, 16 * 5, algorithm::one_cycle, {}, mat2_product{}, mat2_for);
-    check_against_reference<mat2>(mach, 16 * 5, algorithm::reduce_and_spread, {}, mat2_product{},
+    check_against_reference<mat2>(mach, 16 * 5, rs_algo::one_cycle, {}, mat2_product{}, mat2_for);
+    check_against_reference<mat2>(mach, 16 * 5, rs_algo::reduce_and_spread, {}, mat2_product{},
                                   mat2_for);
-    run_reduce_scatter<std::int64_t>(mach, 16 * 5, algorithm::one_cycle, {}, std::plus<>{},
+    run_reduce_scatter<std::int64_t>(mach, 16 * 5, rs_algo::one_cycle, {}, std::plus<>{},
                                      small_value, nullptr, &r);
     CHECK(r.virtual_time == cost::cm200::one_cycle(4, 5, ts, tw));
-    run_reduce_scatter<std::int64_t>(mach, 16 * 5, algorithm::reduce_and_spread, {}, std::plus<>{},
+    run_reduce_scatter<std::int64_t>(mach, 16 * 5, rs_algo::reduce_and_spread, {}, std::plus<>{},
                                      small_value, nullptr, &r);
     CHECK(r.virtual_time == cost::cm200::reduce_and_spread(4, 80, 1, ts, tw));
     try {
-        run_reduce_scatter<std::int64_t>(mach, 16 * 5, algorithm::d_cycles, {}, std::plus<>{},
+        run_reduce_scatter<std::int64_t>(mach, 16 * 5, rs_algo::d_cycles, {}, std::plus<>{},
                                          small_value);
         FAIL("d-cycles ran under single-port");
     } catch (const run_error& e) {
@@ -147,10 +147,10 @@ TEST_CASE("reduce-scatter: a non-commutative operator costs longer messages, nev
     const int d = 4;
     machine mach(cfg(d, port_model::all_port, 1, 1));
     run_report sum, prod;
-    run_reduce_scatter<std::int64_t>(mach, 16 * 4, algorithm::d_cycles, {}, std::plus<>{},
+    run_reduce_scatter<std::int64_t>(mach, 16 * 4, rs_algo::d_cycles, {}, std::plus<>{},
                                      small_value, nullptr, &sum);
-    run_reduce_scatter<mat2>(mach, 16 * 4, algorithm::d_cycles, {}, mat2_product{}, mat2_for,
-                             nullptr, &prod);
+    run_reduce_scatter<mat2>(mach, 16 * 4, rs_algo::d_cycles, {}, mat2_product{}, mat2_for, nullptr,
+                             &prod);
     CHECK(sum.steps == prod.steps);
     CHECK(prod.virtual_time > sum.virtual_time);
     CHECK(prod.messages == sum.messages);
@@ -175,13 +175,12 @@ TEST_CASE("reduce-scatter: failure paths name the node and the values") {
                         "inputs has " +
                         (e.node() == 7 ? "2" : "5")) != std::string::npos);
     }
-    CHECK_THROWS_WITH_AS(run_reduce_scatter<int>(mach, 8, algorithm::d_cycles,
+    CHECK_THROWS_WITH_AS(run_reduce_scatter<int>(mach, 8, rs_algo::d_cycles,
                                                  {node_order::binary, index_mode::arrival},
                                                  std::plus<>{}, [](int, std::size_t) { return 1; }),
                          doctest::Contains("index arrival leaves a broadcast unordered"),
                          run_error);
-    CHECK_THROWS_WITH_AS(run_reduce_scatter<int>(mach, 8, algorithm::send_and_spread, {},
-                                                 std::plus<>{}, [](int, std::size_t) { return 1; }),
-                         doctest::Contains("send-and-spread is not an all-to-all reduction"),
-                         run_error);
+    CHECK_THROWS_WITH_AS(run_reduce_scatter<int>(mach, 8, rs_algo(7), {}, std::plus<>{},
+                                                 [](int, std::size_t) { return 1; }),
+                         doctest::Contains("unknown all-to-all reduction algorithm 7"), run_error);
 }

@@ -488,13 +488,12 @@ std::string run_direct(machine& mach, const test_case& c, rng& g, Draw draw, Op 
             break;
         case op_kind::cm200_allgather:
             r.resize(P * m);
-            cm200::allgather(me, cv, std::span<T>(r), cm200::algorithm(c.algo), cm);
+            cm200::allgather(me, cv, std::span<T>(r), cm200::allgather_algo(c.algo), cm);
             break;
         case op_kind::cm200_reduce_scatter: {
             r.resize(cm_block(m, P, std::size_t(rank_of(k))).second);
-            const cm200::algorithm a =
-                c.algo == 2 ? cm200::algorithm::reduce_and_spread : cm200::algorithm(c.algo);
-            cm200::reduce_scatter(me, cv, std::span<T>(r), op, a, cm);
+            cm200::reduce_scatter(me, cv, std::span<T>(r), op, cm200::reduce_scatter_algo(c.algo),
+                                  cm);
             break;
         }
         default:

@@ -42,21 +42,10 @@ grep -Eq '^ *16 +' <<<"$big" && fail "info --dim 7 printed row 16"
 
 # Bad input: status 2 (as for run and list), nothing on stdout, exactly one
 # line on stderr naming the value.
-bad() {
-    local want=$1
-    shift
-    local err rc stdout
-    stdout=$("$hcube" info "$@" 2>"$errfile")
-    rc=$?
-    err=$(<"$errfile")
-    [ "$rc" -eq 2 ] || fail "info $* exited with $rc, expected 2"
-    [ -z "$stdout" ] || fail "info $* printed on stdout: $stdout"
-    [ "$(wc -l <<<"$err")" -eq 1 ] || fail "info $*: expected one stderr line, got: $err"
-    grep -Fq -- "hcube info: $want" <<<"$err" || fail "info $*: stderr '$err' lacks '$want'"
-}
-bad "--dim 99 is out of range 0..16" --dim 99
-bad "--dim -1 is out of range 0..16" --dim -1
-bad "--dim 'three' is not a number" --dim three
+bad() { usage_error "hcube info: $1" info "${@:2}"; }
+bad "--dim '99' is out of range (expected an integer in 0..16)" --dim 99
+bad "--dim '-1' is out of range (expected an integer in 0..16)" --dim -1
+bad "--dim 'three' is not an integer in 0..16" --dim three
 bad "--dim needs a value" --dim
 bad "missing --dim D" --json
 bad "unknown option '--size'" --dim 3 --size 4

@@ -75,18 +75,7 @@ help=$("$hcube" run --help) || fail "run --help: exit status $?"
 expect_line "$help" '^operations:.* alltoall .*shift' "help lists operations"
 
 # bad ARGS... WANT: status 2, nothing on stdout, one stderr line containing WANT.
-bad() {
-    local want=${*: -1}
-    local args=("${@:1:$#-1}")
-    local out rc err
-    out=$("$hcube" run "${args[@]}" 2>"$errfile")
-    rc=$?
-    err=$(<"$errfile")
-    [ "$rc" -eq 2 ] || fail "run ${args[*]}: exit status $rc, expected 2"
-    [ -z "$out" ] || fail "run ${args[*]}: printed on stdout: $out"
-    [ "$(grep -c . <<<"$err")" -eq 1 ] || fail "run ${args[*]}: expected one stderr line: $err"
-    grep -Fq -- "hcube run: $want" <<<"$err" || fail "run ${args[*]}: stderr '$err' lacks '$want'"
-}
+bad() { usage_error "hcube run: ${*: -1}" run "${@:1:$#-1}"; }
 bad bcast "unknown operation 'bcast'; operations: "
 bad alltoall --algo butterfly "unknown algorithm 'butterfly' for alltoall; algorithms: dimension-exchange, pairwise, ring, auto"
 bad shift --algo gray --ring id "shift gray: moves along the Gray-code embedded array"

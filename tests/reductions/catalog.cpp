@@ -1,4 +1,4 @@
-// The catalog entries of collectives/src/catalog_reductions.cpp: every
+// The catalog entries of driver/src/catalog_reductions.cpp: every
 // algorithm runs, verifies and meets its formula; `auto` takes the cheapest;
 // `mesh` with an odd dimension is refused with one clear line.
 #include <doctest/doctest.h>

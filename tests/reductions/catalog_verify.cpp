@@ -1,4 +1,4 @@
-// The catalog's verification (collectives/detail/dispatch.hpp) on results that
+// The catalog's verification (hcube/driver/dispatch.hpp) on results that
 // are wrong on purpose. Every catalog and CLI test asserts `verified`; these
 // show that a wrong result is not verified and that the note names the node,
 // the element and both values. The catalog's entries (except the personalized
@@ -17,8 +17,8 @@
 
 #include <hcube/catalog.hpp>
 #include <hcube/collectives/allreduce.hpp>
-#include <hcube/collectives/detail/dispatch.hpp>
 #include <hcube/collectives/reduce.hpp>
+#include <hcube/driver/dispatch.hpp>
 #include <hcube/machine.hpp>
 
 #include <test_support.hpp>

@@ -1,4 +1,4 @@
-// collectives/src/catalog_rooted.cpp: the entries of broadcast, reduce, scatter
+// driver/src/catalog_rooted.cpp: the entries of broadcast, reduce, scatter
 // and gather: names, sources and formulas; run() verifies against the serial
 // reference for every element type; formula_time and the virtual time equal the
 // seed's formulas, written out here; `auto` picks the cheaper; a bad root does

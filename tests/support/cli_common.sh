@@ -9,3 +9,18 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # expect_line OUTPUT REGEX WHAT: some line of OUTPUT matches REGEX.
 expect_line() { grep -Eq -- "$2" <<<"$1" || fail "$3: no line matching '$2' in:"$'\n'"$1"; }
+
+# usage_error WANT ARGS...: `hcube ARGS` exits with status 2, prints nothing on
+# stdout and exactly one line on stderr, which contains WANT.
+usage_error() {
+    local want=$1
+    shift
+    local out rc err
+    out=$("$hcube" "$@" 2>"$errfile")
+    rc=$?
+    err=$(<"$errfile")
+    [ "$rc" -eq 2 ] || fail "hcube $*: exit status $rc, expected 2"
+    [ -z "$out" ] || fail "hcube $*: printed on stdout: $out"
+    [ "$(grep -c . <<<"$err")" -eq 1 ] || fail "hcube $*: expected one stderr line: $err"
+    grep -Fq -- "$want" <<<"$err" || fail "hcube $*: stderr '$err' lacks '$want'"
+}

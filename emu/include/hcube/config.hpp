@@ -1,9 +1,11 @@
 // Machine configuration: dimension, port model, cost model, link capacity.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string_view>
 
 namespace hcube {
@@ -32,7 +34,52 @@ enum class port_model {
     all_port,    // one send and one receive in progress per link
 };
 
-std::string_view to_string(port_model m) noexcept;
+// Everything the runtime, the collectives, the catalog, the program and the
+// cost functions ask of a port model, in one place: ask port_policy_of(model)
+// instead of comparing port_model values. A new model is a new enumerator and
+// a row of port_policies (docs/extending.md).
+struct port_policy {
+    port_model model;
+    std::string_view name;   // in reports and messages: "single-port"
+    std::string_view option; // on the command line: hcube run --ports single
+    // Each link its own send and its own receive port (all-port); otherwise
+    // the node has one of each, used by one message at a time.
+    bool port_per_link;
+
+    // Send ports of a node of a dim-cube; it has as many receive ports.
+    constexpr int send_ports(int dim) const noexcept {
+        return port_per_link ? std::max(dim, 1) : 1;
+    }
+    constexpr int recv_ports(int dim) const noexcept { return send_ports(dim); }
+    // The send (and receive) port that link k uses.
+    constexpr std::size_t port_of(int k) const noexcept {
+        return port_per_link ? std::size_t(k) : 0;
+    }
+    // Whether a node may have messages in progress on several links at once
+    // (exchange_all; collectives that use every link in one step).
+    constexpr bool several_links_at_once() const noexcept { return port_per_link; }
+};
+
+// Indexed by port_model.
+inline constexpr port_policy port_policies[] = {
+    {port_model::single_port, "single-port", "single", false},
+    {port_model::all_port, "all-port", "all", true},
+};
+
+constexpr const port_policy& port_policy_of(port_model m) noexcept {
+    return port_policies[std::size_t(m)];
+}
+
+constexpr std::string_view to_string(port_model m) noexcept {
+    return port_policy_of(m).name;
+}
+
+// The model whose option ("all") or name ("all-port") is s.
+constexpr std::optional<port_model> parse_port_model(std::string_view s) noexcept {
+    for (const port_policy& p : port_policies)
+        if (s == p.option || s == p.name) return p.model;
+    return std::nullopt;
+}
 
 // Cost of one message of m words: t_s + t_w * m (seed 000, chapter 4 intro).
 struct cost_model {

@@ -10,6 +10,7 @@
 
 #include <hcube/collectives/blocks.hpp>
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -18,6 +19,22 @@
 namespace hcube {
 
 enum class allgather_algo { automatic, hypercube, ring, mesh };
+
+// words: each node's contribution m.
+inline constexpr algorithm_record allgather_records[] = {
+    {"allgather", "hypercube", int(allgather_algo::hypercube), "seed 000, Alg. 4.7, Eq. 4.4",
+     "t_s log p + t_w m (p-1)", cost_of<cost::allgather_hypercube>},
+    {"allgather", "ring", int(allgather_algo::ring),
+     "seed 000, Alg. 4.4 on the Gray-code ring (4.6.2), Eq. 4.2", "(t_s + t_w m)(p-1)",
+     cost_of<cost::allgather_ring>},
+    {"allgather",
+     "mesh",
+     int(allgather_algo::mesh),
+     "seed 000, Alg. 4.6 on the Gray-code embedded mesh (4.6.2), Eq. 4.3",
+     "2 t_s (sqrt p - 1) + t_w m (p-1)",
+     cost_of<cost::allgather_mesh>,
+     {.even_dim = true}},
+};
 
 namespace detail {
 
@@ -78,19 +95,6 @@ inline int mesh_side_dims(const node& me) {
     return me.dim() / 2;
 }
 
-inline allgather_algo choose_allgather(const node& me, double m) {
-    const auto& c = me.cfg().cost;
-    const int d = me.dim();
-    allgather_algo best = allgather_algo::hypercube;
-    double best_time = cost::allgather_hypercube(d, m, c.t_s, c.t_w);
-    const auto consider = [&](allgather_algo a, double t) {
-        if (t < best_time) best = a, best_time = t;
-    };
-    if (d % 2 == 0) consider(allgather_algo::mesh, cost::allgather_mesh(d, m, c.t_s, c.t_w));
-    consider(allgather_algo::ring, cost::allgather_ring(d, m, c.t_s, c.t_w));
-    return best;
-}
-
 } // namespace detail
 
 // In place over uneven blocks: node i owns block_of(data.size(), p, i) on entry;
@@ -101,8 +105,9 @@ void allgather_blocks(node& me, R&& buffer, allgather_algo a = allgather_algo::h
     const auto data = output_span<T>(buffer);
     const int d = me.dim();
     if (a == allgather_algo::automatic)
-        a = detail::choose_allgather(me,
-                                     double(block_of(data.size(), std::size_t(me.size()), 0).size));
+        a = choose_algorithm<allgather_algo>(
+            allgather_records, shape_of(me, block_of(data.size(), std::size_t(me.size()), 0).size,
+                                        sizeof(element_t<T, R>)));
     switch (a) {
     case allgather_algo::hypercube:
         // Alg. 4.7, Eq. 4.4: t_s log p + t_w m (p-1).

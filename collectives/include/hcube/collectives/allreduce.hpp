@@ -9,6 +9,7 @@
 #include <hcube/collectives/allgather.hpp>
 #include <hcube/collectives/broadcast.hpp>
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/collectives/reduce.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/cost/all_to_all.hpp>
@@ -17,6 +18,19 @@
 namespace hcube {
 
 enum class allreduce_algo { automatic, hypercube, reduce_scatter_allgather, reduce_broadcast };
+
+// words: the whole message m. Table 4.1 takes the smaller of Eq. 4.5 and Eq.
+// 4.14; reduce-broadcast, twice Eq. 4.5, never wins.
+inline constexpr algorithm_record allreduce_records[] = {
+    {"allreduce", "hypercube", int(allreduce_algo::hypercube), "seed 000, 4.3, Eq. 4.5",
+     "(t_s + t_w m) log p", cost_of<cost::allreduce_hypercube>},
+    {"allreduce", "reduce-scatter-allgather", int(allreduce_algo::reduce_scatter_allgather),
+     "seed 000, 4.7.1, Eq. 4.14", "2 (t_s log p + t_w (p-1) m/p) if p | m",
+     cost_of<cost::allreduce_reduce_scatter_allgather>},
+    {"allreduce", "reduce-broadcast", int(allreduce_algo::reduce_broadcast),
+     "seed 000, Alg. 4.3 then Alg. 4.1 (4.3)", "2 (t_s + t_w m) log p",
+     cost_of<cost::allreduce_reduce_broadcast>},
+};
 
 namespace detail {
 
@@ -33,17 +47,6 @@ void hypercube_allreduce(node& me, std::span<T> data, Op& op) {
     }
 }
 
-inline allreduce_algo choose_allreduce(const node& me, double m) {
-    const auto& c = me.cfg().cost;
-    const int d = me.dim();
-    // Table 4.1: the minimum of Eq. 4.5 and Eq. 4.14; reduce-broadcast, twice
-    // Eq. 4.5, never wins.
-    return cost::allreduce_reduce_scatter_allgather(d, m, c.t_s, c.t_w) <
-                   cost::allreduce_hypercube(d, m, c.t_s, c.t_w)
-               ? allreduce_algo::reduce_scatter_allgather
-               : allreduce_algo::hypercube;
-}
-
 } // namespace detail
 
 // In place: on exit every node's data = x_0 op x_1 op ... op x_(p-1)
@@ -51,7 +54,9 @@ inline allreduce_algo choose_allreduce(const node& me, double m) {
 template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
 void allreduce(node& me, R&& buffer, Op op, allreduce_algo a = allreduce_algo::automatic) {
     const auto data = output_span<T>(buffer);
-    if (a == allreduce_algo::automatic) a = detail::choose_allreduce(me, double(data.size()));
+    if (a == allreduce_algo::automatic)
+        a = choose_algorithm<allreduce_algo>(allreduce_records,
+                                             shape_of(me, data.size(), sizeof(element_t<T, R>)));
     switch (a) {
     case allreduce_algo::hypercube:
         detail::hypercube_allreduce(me, data, op);

@@ -7,8 +7,8 @@
 //   dimension_exchange  4.5.3, Eq. 4.9    (t_s + t_w m p/2) log p
 //   pairwise            Alg. 4.10, E-cube routed, Eq. 4.10   (t_s + t_w m)(p-1)
 //   ring                4.5.1 on the Gray-code ring, Eq. 4.7  (t_s + t_w m p/2)(p-1)
-//   automatic           the cheaper of Eq. 4.9 and Eq. 4.10 for the machine's
-//                       t_s, t_w (the ring never wins on a hypercube)
+//   automatic           the cheapest for the machine's t_s, t_w (alltoall_records;
+//                       the ring never wins on a hypercube)
 // In the ring every node sends before it receives, so it needs links that
 // buffer at least one message (config::link_capacity >= 1, the default).
 #pragma once
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -29,6 +30,21 @@
 namespace hcube {
 
 enum class alltoall_algo { automatic, dimension_exchange, pairwise, ring };
+
+// words: the block m each node sends to each node.
+inline constexpr algorithm_record alltoall_records[] = {
+    {"alltoall", "dimension-exchange", int(alltoall_algo::dimension_exchange),
+     "seed 000, 4.5.3, Eq. 4.9", "(t_s + t_w m p/2) log p",
+     [](const call_shape& s) {
+         return cost::alltoall_dimension_exchange(s.t_s, s.t_w, s.dim, s.words);
+     }},
+    {"alltoall", "pairwise", int(alltoall_algo::pairwise),
+     "seed 000, 4.5.3, Alg. 4.10, E-cube routing, Eq. 4.10", "(t_s + t_w m)(p-1)",
+     [](const call_shape& s) { return cost::alltoall_pairwise(s.t_s, s.t_w, s.dim, s.words); }},
+    {"alltoall", "ring", int(alltoall_algo::ring), "seed 000, 4.5.1 on the Gray-code ring, Eq. 4.7",
+     "(t_s + t_w m p/2)(p-1)",
+     [](const call_shape& s) { return cost::alltoall_ring(s.t_s, s.t_w, s.dim, s.words); }},
+};
 
 namespace detail {
 
@@ -119,14 +135,8 @@ void alltoall(node& me, const In& in_range, Out&& out_range,
     const auto in = input_span<T>(in_range);
     const auto out = output_span<T>(out_range);
     const std::size_t m = detail::alltoall_block_size(me, in.size(), out.size());
-    if (a == alltoall_algo::automatic) {
-        const cost_model& c = me.cfg().cost;
-        const double words = c.words(m * sizeof(E), sizeof(E));
-        a = cost::alltoall_pairwise(c.t_s, c.t_w, me.dim(), words) <
-                    cost::alltoall_dimension_exchange(c.t_s, c.t_w, me.dim(), words)
-                ? alltoall_algo::pairwise
-                : alltoall_algo::dimension_exchange;
-    }
+    if (a == alltoall_algo::automatic)
+        a = choose_algorithm<alltoall_algo>(alltoall_records, shape_of(me, m, sizeof(E)));
     switch (a) {
     case alltoall_algo::pairwise:
         return detail::alltoall_pairwise(me, in, out, m);

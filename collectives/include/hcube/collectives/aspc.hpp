@@ -32,10 +32,32 @@
 #include <hcube/aspc_schedule.hpp>
 #include <hcube/collectives/detail/link_step.hpp>
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
+#include <hcube/cost/aspc.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
 
 namespace hcube {
+
+// words: w per block. aspc() runs whichever the port model fits; the catalog
+// lists both, each under its own model.
+inline constexpr algorithm_record aspc_records[] = {
+    {"aspc",
+     "four-step",
+     0,
+     "seed 001, section 3, Theorem 5, Tables 1-2",
+     "4 (t_s + t_w w), 2 (t_s + t_w w) on 2 nodes, w = --words per element; "
+     "Theorem 2: >= 4 steps for n > 2",
+     [](const call_shape& s) { return cost::aspc_all_port(s.dim, s.words, s.t_s, s.t_w); },
+     {.only_ports = port_model::all_port, .min_dim = 1}},
+    {"aspc",
+     "single-port",
+     0,
+     "seed 001, section 1 (one link per step) with Theorem 5's routes",
+     "(4 log p - 2)(t_s + t_w w), w = --words per element",
+     [](const call_shape& s) { return cost::aspc_single_port(s.dim, s.words, s.t_s, s.t_w); },
+     {.only_ports = port_model::single_port, .min_dim = 1}},
+};
 
 namespace detail {
 

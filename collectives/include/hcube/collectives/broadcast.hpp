@@ -6,6 +6,7 @@
 
 #include <hcube/collectives/allgather.hpp>
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/collectives/scatter.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -16,6 +17,15 @@ enum class broadcast_algo {
     automatic,         // the cheaper of the two for this size and cost model (Table 4.1)
     binomial,          // recursive doubling: (t_s + t_w m) log p
     scatter_allgather, // message splitting: 2 (t_s log p + t_w (p-1) m/p)
+};
+
+// words: the whole message m. `automatic` takes the cheaper (Table 4.1).
+inline constexpr algorithm_record broadcast_records[] = {
+    {"broadcast", "binomial", int(broadcast_algo::binomial), "seed 000, Alg. 4.1/4.2, Eq. 4.1",
+     "(t_s + t_w m) log p", detail::binomial_cost, detail::rooted_needs},
+    {"broadcast", "scatter-allgather", int(broadcast_algo::scatter_allgather),
+     "seed 000, 4.7.1, Eq. 4.13", "2 (t_s log p + t_w (p-1) m/p) if p | m", detail::split_cost,
+     detail::rooted_needs},
 };
 
 // Recursive doubling (seed 000, Alg. 4.1, Alg. 4.2 for any root), highest
@@ -47,10 +57,12 @@ void broadcast_scatter_allgather(node& me, R&& buffer, int root) {
 template <class T = deduce_element, output_buffer<T> R>
 void broadcast(node& me, R&& buffer, int root, broadcast_algo a = broadcast_algo::automatic) {
     const auto data = output_span<T>(buffer);
-    if (a == broadcast_algo::automatic)
-        a = detail::prefer_split<element_t<T, R>>(me, data.size(), root)
-                ? broadcast_algo::scatter_allgather
-                : broadcast_algo::binomial;
+    if (a == broadcast_algo::automatic) {
+        detail::check_root(me, root, "broadcast");
+        call_shape shape = shape_of(me, data.size(), sizeof(element_t<T, R>));
+        shape.root = root;
+        a = choose_algorithm<broadcast_algo>(broadcast_records, shape);
+    }
     switch (a) {
     case broadcast_algo::binomial:
         return broadcast_binomial(me, data, root);

@@ -50,6 +50,8 @@
 #include <hcube/aspc_schedule.hpp>
 #include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
+#include <hcube/cost/aspc.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
 
@@ -57,6 +59,30 @@ namespace hcube {
 
 enum class descend_schedule { direct, pipelined };
 enum class descend_order { descend, ascend };
+
+// words: M, the whole array. Under a single port both schedules send the same
+// messages one at a time (cost::descend_single_port).
+constexpr double descend_cost(const call_shape& s, descend_schedule schedule) {
+    const auto M = std::uint64_t(s.words);
+    if (!s.policy().several_links_at_once())
+        return cost::descend_single_port(s.dim, M, s.t_s, s.t_w);
+    return schedule == descend_schedule::direct ? cost::descend_direct(s.dim, M, s.t_s, s.t_w)
+                                                : cost::descend_pipelined(s.dim, M, s.t_s, s.t_w);
+}
+inline constexpr requirements descend_needs{.min_dim = 2, .pow2_words_from_p = true};
+inline constexpr algorithm_record descend_records[] = {
+    {"descend", "direct", int(descend_schedule::direct),
+     "seed 001, section 4 (direct: 2 log N M/N steps)",
+     "all-port (2 log N - 1) M/N (t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
+     "M = --words (seed: 2 log N M/N steps); single-port twice that",
+     [](const call_shape& s) { return descend_cost(s, descend_schedule::direct); }, descend_needs},
+    {"descend", "pipelined", int(descend_schedule::pipelined),
+     "seed 001, section 4 (pipelined ASPC rounds)",
+     "all-port (4 (log N + M/N - 1) - 2)(t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
+     "M = --words (seed: 4 (log M + M/N - 1) steps); single-port as direct",
+     [](const call_shape& s) { return descend_cost(s, descend_schedule::pipelined); },
+     descend_needs},
+};
 
 // Where this node's block sits: logical node q holds a[first .. first + L).
 struct descend_layout {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/collectives/scatter.hpp>
 #include <hcube/error.hpp>
@@ -18,6 +19,17 @@ enum class reduce_algo {
     automatic,             // the cheaper of the two for this size and cost model (Table 4.1)
     binomial,              // (t_s + t_w m) log p
     reduce_scatter_gather, // message splitting: 2 (t_s log p + t_w (p-1) m/p)
+};
+
+// words: the whole message m. `automatic` weighs Eq. 4.1 against
+// cost::split_rooted, exact when p divides m and otherwise an upper bound of
+// the splitting reduction's time that costs O(log p), not O(p log p).
+inline constexpr algorithm_record reduce_records[] = {
+    {"reduce", "binomial", int(reduce_algo::binomial), "seed 000, Alg. 4.3, Eq. 4.1",
+     "(t_s + t_w m) log p", detail::binomial_cost, detail::rooted_needs},
+    {"reduce", "reduce-scatter-gather", int(reduce_algo::reduce_scatter_gather),
+     "seed 000, 4.7.1, Problem 4.17, Eq. 4.13", "2 (t_s log p + t_w (p-1) m/p) if p | m",
+     detail::split_cost, detail::rooted_needs},
 };
 
 // Single-node accumulation (seed 000, Alg. 4.3), lowest dimension first, on the
@@ -58,16 +70,16 @@ void reduce_reduce_scatter_gather(node& me, R&& buffer, int root, Op op) {
 }
 
 // In place: on exit data at root = x_0 op x_1 op ... op x_{p-1} (elementwise,
-// node order); other nodes' data is unspecified. `automatic` weighs Eq. 4.1
-// against cost::split_rooted, exact when p divides m and otherwise an upper
-// bound of the splitting reduction's time that costs O(log p), not O(p log p).
+// node order); other nodes' data is unspecified.
 template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
 void reduce(node& me, R&& buffer, int root, Op op, reduce_algo a = reduce_algo::automatic) {
     const auto data = output_span<T>(buffer);
-    if (a == reduce_algo::automatic)
-        a = detail::prefer_split<element_t<T, R>>(me, data.size(), root)
-                ? reduce_algo::reduce_scatter_gather
-                : reduce_algo::binomial;
+    if (a == reduce_algo::automatic) {
+        detail::check_root(me, root, "reduce");
+        call_shape shape = shape_of(me, data.size(), sizeof(element_t<T, R>));
+        shape.root = root;
+        a = choose_algorithm<reduce_algo>(reduce_records, shape);
+    }
     switch (a) {
     case reduce_algo::binomial:
         return reduce_binomial(me, data, root, op);

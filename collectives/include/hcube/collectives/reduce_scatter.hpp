@@ -13,6 +13,7 @@
 
 #include <hcube/collectives/blocks.hpp>
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -21,6 +22,20 @@
 namespace hcube {
 
 enum class reduce_scatter_algo { automatic, hypercube, ring };
+
+// words: each node's result block m. The ring costs twice the words for an
+// operator that does not commute (ordered_ring_reduce_scatter below).
+inline constexpr algorithm_record reduce_scatter_records[] = {
+    {"reduce-scatter", "hypercube", int(reduce_scatter_algo::hypercube),
+     "seed 000, Alg. 4.8 (ascending dimensions), Eq. 4.4", "t_s log p + t_w m (p-1)",
+     cost_of<cost::reduce_scatter_hypercube>},
+    {"reduce-scatter", "ring", int(reduce_scatter_algo::ring),
+     "seed 000, Alg. 4.5 on the Gray-code ring (4.6.2), Eq. 4.2", "(t_s + t_w m)(p-1)",
+     [](const call_shape& s) {
+         return s.commutative ? cost::reduce_scatter_ring(s.dim, s.words, s.t_s, s.t_w)
+                              : cost::reduce_scatter_ring_ordered(s.dim, s.words, s.t_s, s.t_w);
+     }},
+};
 
 // Whether an operator commutes, like MPI_Op_create's `commute` flag. Only the
 // ring reduce-scatter looks at it (a commuting operator lets it run Alg. 4.5 as
@@ -171,15 +186,6 @@ void ordered_ring_reduce_scatter(node& me, std::span<T> data, Op& op) {
     std::copy(result.begin(), result.end(), data.begin() + std::ptrdiff_t(b.begin));
 }
 
-inline reduce_scatter_algo choose_reduce_scatter(const node& me, double m, bool commutative) {
-    const auto& c = me.cfg().cost;
-    const double ring = commutative ? cost::reduce_scatter_ring(me.dim(), m, c.t_s, c.t_w)
-                                    : cost::reduce_scatter_ring_ordered(me.dim(), m, c.t_s, c.t_w);
-    return ring < cost::reduce_scatter_hypercube(me.dim(), m, c.t_s, c.t_w)
-               ? reduce_scatter_algo::ring
-               : reduce_scatter_algo::hypercube;
-}
-
 } // namespace detail
 
 // In place over uneven blocks: on exit block_of(data.size(), p, id) of data holds
@@ -189,9 +195,12 @@ void reduce_scatter_blocks(node& me, R&& buffer, Op op,
                            reduce_scatter_algo a = reduce_scatter_algo::hypercube) {
     const auto data = output_span<T>(buffer);
     constexpr bool commutative = is_commutative_v<Op>;
-    if (a == reduce_scatter_algo::automatic)
-        a = detail::choose_reduce_scatter(
-            me, double(block_of(data.size(), std::size_t(me.size()), 0).size), commutative);
+    if (a == reduce_scatter_algo::automatic) {
+        call_shape shape = shape_of(me, block_of(data.size(), std::size_t(me.size()), 0).size,
+                                    sizeof(element_t<T, R>));
+        shape.commutative = commutative;
+        a = choose_algorithm<reduce_scatter_algo>(reduce_scatter_records, shape);
+    }
     if (a == reduce_scatter_algo::hypercube)
         detail::hypercube_reduce_scatter(me, data, op);
     else if constexpr (commutative)

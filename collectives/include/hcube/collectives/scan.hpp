@@ -7,10 +7,22 @@
 #include <vector>
 
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
+#include <hcube/cost/all_to_all.hpp>
 #include <hcube/node.hpp>
 
 namespace hcube {
+
+// words: the whole message m.
+inline constexpr algorithm_record scan_records[] = {
+    {"scan", "hypercube", 0, "seed 000, Alg. 4.9", "(t_s + t_w m) log p",
+     cost_of<cost::scan_hypercube>},
+};
+inline constexpr algorithm_record exscan_records[] = {
+    {"exscan", "hypercube", 0, "seed 000, Alg. 4.9 (exclusive)", "(t_s + t_w m) log p",
+     cost_of<cost::scan_hypercube>},
+};
 
 namespace detail {
 

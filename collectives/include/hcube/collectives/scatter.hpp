@@ -11,6 +11,7 @@
 
 #include <hcube/collectives/blocks.hpp>
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/cost/rooted.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -101,17 +102,6 @@ struct whole_message {
     constexpr block operator()(std::size_t, std::size_t) const noexcept { return {0, n}; }
 };
 
-// For `automatic`: whether message splitting (Eq. 4.13, exact for any m in
-// cost::split_rooted) is cheaper than recursive doubling (Eq. 4.1) for n
-// elements on this machine, as Table 4.1 takes the smaller of the two.
-template <wire_type T>
-bool prefer_split(const node& me, std::size_t n, int root) {
-    const cost_model& c = me.cfg().cost;
-    const double words = c.words(n * sizeof(T), sizeof(T));
-    return cost::split_rooted(me.dim(), std::size_t(words), root, c.t_s, c.t_w) <
-           cost::binomial_rooted(me.dim(), words, c.t_s, c.t_w);
-}
-
 inline void check_all_size(const node& me, const char* op, std::size_t all, std::size_t mine) {
     if (all != std::size_t(me.size()) * mine)
         throw usage_error("node " + std::to_string(me.id()) + ": " + op + " needs " +
@@ -119,7 +109,28 @@ inline void check_all_size(const node& me, const char* op, std::size_t all, std:
                           " elements at the root, got " + std::to_string(all));
 }
 
+// Rooted costs (words: the whole message m): recursive doubling, Eq. 4.1, and
+// message splitting, Eq. 4.13, exact for any m for the broadcast and an upper
+// bound of the reduction's time that is exact when p divides m (rooted.hpp).
+constexpr double binomial_cost(const call_shape& s) {
+    return cost::binomial_rooted(s.dim, s.words, s.t_s, s.t_w);
+}
+constexpr double split_cost(const call_shape& s) {
+    return cost::split_rooted(s.dim, std::size_t(s.words), s.root, s.t_s, s.t_w);
+}
+inline constexpr requirements rooted_needs{.root_in_range = true};
+
 } // namespace detail
+
+// words: each node's block m.
+inline constexpr algorithm_record scatter_records[] = {
+    {"scatter", "binomial", 0, "seed 000, 4.4, Eq. 4.6", "t_s log p + t_w m (p-1)",
+     cost_of<cost::scatter_binomial>, detail::rooted_needs},
+};
+inline constexpr algorithm_record gather_records[] = {
+    {"gather", "binomial", 0, "seed 000, 4.4, Eq. 4.6", "t_s log p + t_w m (p-1)",
+     cost_of<cost::gather_binomial>, detail::rooted_needs},
+};
 
 // Scatter (seed 000, 4.4, Eq. 4.6): `all` (p blocks of mine.size() elements,
 // block j for node j) is read at the root only; every node receives its block

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include <hcube/collectives/ranges.hpp>
+#include <hcube/collectives/record.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -50,6 +51,33 @@ namespace hcube {
 
 enum class shift_algo { automatic, gray, gray_bidirectional, ecube };
 enum class shift_ring { natural, id, gray };
+
+// words: the packet m; call_shape::shift is q, gray_ring the array.
+inline constexpr algorithm_record shift_records[] = {
+    {"shift",
+     "gray",
+     int(shift_algo::gray),
+     "seed 000, 4.6.2, Figure 4.23, Eq. 4.11",
+     "(t_s + t_w m)(2 popcount(q) - q_0), q taken mod p, <= (t_s + t_w m)(2 log p - 1)",
+     [](const call_shape& s) { return cost::shift_gray(s.t_s, s.t_w, s.dim, s.words, s.shift); },
+     {.gray_ring = true}},
+    {"shift",
+     "gray-bidirectional",
+     int(shift_algo::gray_bidirectional),
+     "seed 000, 4.6.2 (forward and backward shifts)",
+     "(t_s + t_w m) steps(q) <= (t_s + t_w m) log p",
+     [](const call_shape& s) {
+         return cost::shift_gray_bidirectional(s.t_s, s.t_w, s.dim, s.words, s.shift);
+     },
+     {.gray_ring = true}},
+    {"shift", "ecube", int(shift_algo::ecube),
+     "seed 000, 4.6.2, Eq. 4.12, Figure 4.24, Problem 4.22",
+     "L (t_s + t_w m), L = most paths on one link: 1 on ring id (Eq. 4.12), on ring "
+     "gray 2 unless q = +-2^b (the run can take longer); L = 0 if p | q",
+     [](const call_shape& s) {
+         return cost::shift_ecube_time(s.t_s, s.t_w, s.dim, s.words, s.shift, s.gray_ring);
+     }},
+};
 
 namespace detail {
 
@@ -120,19 +148,6 @@ void shift_ecube(node& me, std::span<const T> in, std::span<T> out, long long q,
     me.recv_routed(int(shift_ring_node(d, pos - q, gray_ring)), out);
 }
 
-// The automatic choice: the smallest closed form, in catalog order on a tie.
-inline shift_algo cheapest_shift(const node& me, std::size_t m, long long q, bool gray_ring) {
-    if (!gray_ring) return shift_algo::ecube;
-    const cost_model& c = me.cfg().cost;
-    const double words = double(m);
-    const int d = me.dim();
-    const double gray = cost::shift_gray(c.t_s, c.t_w, d, words, q);
-    const double bidirectional = cost::shift_gray_bidirectional(c.t_s, c.t_w, d, words, q);
-    const double ecube = cost::shift_ecube_time(c.t_s, c.t_w, d, words, q, true);
-    if (gray <= bidirectional && gray <= ecube) return shift_algo::gray;
-    return bidirectional <= ecube ? shift_algo::gray_bidirectional : shift_algo::ecube;
-}
-
 } // namespace detail
 
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
@@ -147,7 +162,12 @@ void circular_shift(node& me, const In& in_range, Out&& out_range, long long q,
     const bool gray_algo = a == shift_algo::gray || a == shift_algo::gray_bidirectional;
     if (ring == shift_ring::natural) ring = gray_algo ? shift_ring::gray : shift_ring::id;
     const bool gray_ring = ring == shift_ring::gray;
-    if (a == shift_algo::automatic) a = detail::cheapest_shift(me, in.size(), q, gray_ring);
+    if (a == shift_algo::automatic) {
+        call_shape shape = shape_of(me, in.size(), sizeof(element_t<T, In>));
+        shape.shift = q;
+        shape.gray_ring = gray_ring;
+        a = choose_algorithm<shift_algo>(shift_records, shape);
+    }
     if (a == shift_algo::ecube) return detail::shift_ecube(me, in, out, q, gray_ring);
     if (!gray_ring)
         throw usage_error("circular_shift on node " + std::to_string(me.id()) +

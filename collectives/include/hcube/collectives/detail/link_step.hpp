@@ -24,13 +24,14 @@ struct link_in {
 // One communication step: every `outs` entry leaves on its link and every
 // `ins` entry arrives from its link. All-port: links that send and receive
 // exchange (exchange_all), a link that only sends or only receives carries a
-// single message, so no empty messages appear. Single-port: the sends, then
+// single message, so no empty messages appear. One link at a time
+// (single-port): the sends, then
 // the receives, in list order; when ins[r] is what the peer sends as its
 // outs[r] (as when every node lists the same routes in the same order), each
 // message meets its receive at once: one message per step.
 template <wire_type T>
 void link_step(node& me, std::span<const link_out<T>> outs, std::span<const link_in<T>> ins) {
-    if (me.cfg().ports == port_model::single_port) {
+    if (!port_policy_of(me.cfg().ports).several_links_at_once()) {
         for (const auto& o : outs)
             me.send(o.dim, o.data);
         for (const auto& i : ins)

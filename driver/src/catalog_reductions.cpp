@@ -11,10 +11,10 @@
 
 #include <hcube/collectives/allgather.hpp>
 #include <hcube/collectives/allreduce.hpp>
-#include <hcube/collectives/detail/dispatch.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/collectives/scan.hpp>
 #include <hcube/cost/all_to_all.hpp>
+#include <hcube/driver/dispatch.hpp>
 
 namespace hcube::detail {
 

@@ -1,4 +1,4 @@
-// Shared by the catalog sources (collectives/src/catalog_*.cpp): run a function
+// Shared by the catalog sources (driver/src/catalog_*.cpp): run a function
 // template on the C++ type an elem_type names, deterministic inputs, the
 // comparison with a serial reference that becomes a run_outcome, and entries
 // whose run() does all of that.
@@ -117,7 +117,7 @@ algorithm_entry typed_entry(std::string op, std::string algo, std::string source
         run_outcome o = with_elem_type(p.type, [&]<class T>() {
             return runner.template operator()<T>(mc, p, formula_time(p));
         });
-        if (p.ports == port_model::all_port && o.note.empty())
+        if (p.ports != port_model::single_port && o.note.empty())
             o.note = "the formula assumes single-port";
         return o;
     };

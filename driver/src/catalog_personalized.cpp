@@ -2,9 +2,9 @@
 // and 4.6.2 (circular shift on the hypercube).
 #include <hcube/catalog.hpp>
 #include <hcube/collectives/alltoall.hpp>
-#include <hcube/collectives/detail/dispatch.hpp>
 #include <hcube/collectives/shift.hpp>
 #include <hcube/cost/personalized.hpp>
+#include <hcube/driver/dispatch.hpp>
 
 #include <cstdint>
 #include <sstream>

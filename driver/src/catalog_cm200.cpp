@@ -12,17 +12,16 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <hcube/collectives/cm200.hpp>
-#include <hcube/collectives/detail/dispatch.hpp>
 #include <hcube/cost/cm200.hpp>
+#include <hcube/driver/dispatch.hpp>
 
 namespace hcube::detail {
 
 namespace {
-
-using cm200::algorithm;
 
 cm200::options options_of(const run_params& p) {
     cm200::options o;
@@ -35,7 +34,7 @@ cm200::options options_of(const run_params& p) {
 }
 
 std::size_t parts_of(const run_params& p) {
-    return p.ports == port_model::all_port ? std::size_t(std::max(p.dim, 1)) : 1;
+    return std::size_t(port_policy_of(p.ports).send_ports(p.dim));
 }
 
 // Bytes of one element on the wire (index motion adds a 32-bit index).
@@ -52,27 +51,42 @@ double tw_per_element(const run_params& p) {
                                   : p.cost.t_w * double(wire_bytes(p)) / double(p.cost.word_bytes);
 }
 
-double formula(algorithm a, const run_params& p) {
+double formula(cm200::allgather_algo a, const run_params& p) {
     namespace f = cost::cm200;
+    using A = cm200::allgather_algo;
+    const double ts = p.cost.t_s, tw = tw_per_element(p);
+    const std::size_t m = p.words;
+    switch (a) {
+    case A::one_cycle:
+        return f::one_cycle(p.dim, m, ts, tw);
+    case A::d_cycles:
+        return f::d_cycles(p.dim, m, ts, tw);
+    case A::send_and_spread:
+        return f::send_and_spread(p.dim, m, parts_of(p), ts, tw);
+    case A::one_source_at_a_time:
+        return f::one_source_at_a_time(p.dim, m, parts_of(p), ts, tw);
+    }
+    return 0;
+}
+
+double formula(cm200::reduce_scatter_algo a, const run_params& p) {
+    namespace f = cost::cm200;
+    using A = cm200::reduce_scatter_algo;
     const double ts = p.cost.t_s, tw = tw_per_element(p);
     const std::size_t m = p.words, n = std::size_t(1) << p.dim;
     switch (a) {
-    case algorithm::one_cycle:
+    case A::one_cycle:
         return f::one_cycle(p.dim, m, ts, tw);
-    case algorithm::d_cycles:
+    case A::d_cycles:
         return f::d_cycles(p.dim, m, ts, tw);
-    case algorithm::send_and_spread:
-        return f::send_and_spread(p.dim, m, parts_of(p), ts, tw);
-    case algorithm::one_source_at_a_time:
-        return f::one_source_at_a_time(p.dim, m, parts_of(p), ts, tw);
-    case algorithm::reduce_and_spread:
+    case A::reduce_and_spread:
         return f::reduce_and_spread(p.dim, n * m, parts_of(p), ts, tw);
     }
     return 0;
 }
 
 template <class T>
-run_outcome run_allgather(machine& mc, const run_params& p, algorithm a) {
+run_outcome run_allgather(machine& mc, const run_params& p, cm200::allgather_algo a) {
     const auto o = options_of(p);
     const int n = mc.size();
     std::vector<std::vector<T>> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
@@ -98,7 +112,7 @@ run_outcome run_allgather(machine& mc, const run_params& p, algorithm a) {
         for (std::size_t j = 0; j < std::size_t(n); ++j)
             for (std::size_t s = 0; s < p.words; ++s)
                 layout[j * p.words + s] =
-                    want[a == algorithm::d_cycles
+                    want[a == cm200::allgather_algo::d_cycles
                              ? cm200::dc_arrival_index(node_id(v), j, s, p.dim, p.words, o.order)
                              : cm200::oc_arrival_index(node_id(v), j, s, p.dim, p.words, o.order)];
         mismatch = first_mismatch<T>(v, out[std::size_t(v)], layout);
@@ -107,7 +121,7 @@ run_outcome run_allgather(machine& mc, const run_params& p, algorithm a) {
 }
 
 template <class T>
-run_outcome run_reduce_scatter(machine& mc, const run_params& p, algorithm a) {
+run_outcome run_reduce_scatter(machine& mc, const run_params& p, cm200::reduce_scatter_algo a) {
     const auto o = options_of(p);
     const int n = mc.size();
     const std::size_t m = p.words;
@@ -150,7 +164,8 @@ const option_spec reduction_index_option{
     "compute which block a received partial belongs to (4.2.3) or move a 32-bit index with "
     "every element"};
 
-algorithm_entry entry(std::string op, algorithm a, std::string source, std::string text,
+template <class A>
+algorithm_entry entry(std::string op, A a, std::string source, std::string text,
                       std::vector<option_spec> options) {
     algorithm_entry e;
     e.op = op;
@@ -159,38 +174,32 @@ algorithm_entry entry(std::string op, algorithm a, std::string source, std::stri
     e.formula = std::move(text);
     e.options = std::move(options);
     e.unfit = [a](const run_params& p) -> std::string {
-        if (a == algorithm::d_cycles && p.dim >= 2 && p.ports != port_model::all_port)
-            return cm200::detail::single_port_refusal(p.dim);
-        return {};
+        if (a != A::d_cycles) return {};
+        return unfit(cm200::detail::d_cycles_needs, "d-cycles", {.dim = p.dim, .ports = p.ports});
     };
     e.formula_time = [a](const run_params& p) { return formula(a, p); };
     // Measured with link capacity 0 (tests/personalized/catalog_limits.cpp): a
     // cycle of two nodes is an exchange under all-port, a deadlock under
     // single-port, where a node's send must end before its receive starts.
     e.needs_buffered_links = [a](const run_params& p) -> std::string {
-        const int cycle_from = p.ports == port_model::all_port ? 2 : 1;
-        switch (a) {
-        case algorithm::one_cycle:
-            if (p.dim >= cycle_from)
-                return "every node sends along the Hamiltonian cycle before it receives";
-            break;
-        case algorithm::d_cycles: // all-port (from d = 2, the only model it fits) completes
-            if (p.ports == port_model::single_port && p.dim >= 1)
-                return "every node sends along its Hamiltonian cycle before it receives";
-            break;
-        case algorithm::reduce_and_spread:
-            if (p.ports == port_model::single_port && p.dim >= 1)
+        const bool at_once = port_policy_of(p.ports).several_links_at_once();
+        const int cycle_from = at_once ? 2 : 1;
+        if (a == A::one_cycle && p.dim >= cycle_from)
+            return "every node sends along the Hamiltonian cycle before it receives";
+        // The d-cycles complete unbuffered where they fit (all-port from d = 2).
+        if (a == A::d_cycles && !at_once && p.dim >= 1)
+            return "every node sends along its Hamiltonian cycle before it receives";
+        if constexpr (std::is_same_v<A, cm200::reduce_scatter_algo>)
+            if (a == A::reduce_and_spread && !at_once && p.dim >= 1)
                 return "under single-port each butterfly exchange is a send, then a receive";
-            break;
-        default:
-            break;
-        }
         return {};
     };
-    const bool broadcast = op == "allgather";
-    e.run = [a, broadcast](machine& mc, const run_params& p) {
+    e.run = [a](machine& mc, const run_params& p) {
         return with_elem_type(p.type, [&]<class T>() {
-            return broadcast ? run_allgather<T>(mc, p, a) : run_reduce_scatter<T>(mc, p, a);
+            if constexpr (std::is_same_v<A, cm200::allgather_algo>)
+                return run_allgather<T>(mc, p, a);
+            else
+                return run_reduce_scatter<T>(mc, p, a);
         });
     };
     return e;
@@ -199,25 +208,26 @@ algorithm_entry entry(std::string op, algorithm a, std::string source, std::stri
 } // namespace
 
 void register_cm200(catalog& c) {
+    using ag = cm200::allgather_algo;
+    using rs = cm200::reduce_scatter_algo;
     const std::vector<option_spec> order{order_option};
     const std::vector<option_spec> order_index{order_option, index_option};
     const std::vector<option_spec> order_rindex{order_option, reduction_index_option};
     const char* p_note = "; P = d parts all-port, 1 single-port";
-    c.add(entry("allgather", algorithm::one_cycle, "seed 002, 4.1, Figures 5 and 7",
+    c.add(entry("allgather", ag::one_cycle, "seed 002, 4.1, Figures 5 and 7",
                 "(2^d - 1)(t_s + t_w M')", order_index));
-    c.add(entry("allgather", algorithm::d_cycles, "seed 002, 4.2.1, Figures 8-11, 20",
+    c.add(entry("allgather", ag::d_cycles, "seed 002, 4.2.1, Figures 8-11, 20",
                 "(2^d - 1)(t_s + t_w ceil(M'/d)), all-port", order_index));
-    c.add(entry("allgather", algorithm::send_and_spread, "seed 002, 5, alternative 3",
+    c.add(entry("allgather", ag::send_and_spread, "seed 002, 5, alternative 3",
                 std::string("d t_s + t_w (N-1) M' + d (t_s + t_w ceil(N M'/P))") + p_note, order));
-    c.add(entry("allgather", algorithm::one_source_at_a_time, "seed 002, 5, alternative 1",
+    c.add(entry("allgather", ag::one_source_at_a_time, "seed 002, 5, alternative 1",
                 std::string("N d (t_s + t_w ceil(M'/P)) (an upper bound all-port)") + p_note,
                 order));
-    c.add(entry("reduce-scatter", algorithm::one_cycle, "seed 002, 4.1, Figure 6",
+    c.add(entry("reduce-scatter", rs::one_cycle, "seed 002, 4.1, Figure 6",
                 "(2^d - 1)(t_s + t_w m)", order_rindex));
-    c.add(entry("reduce-scatter", algorithm::d_cycles, "seed 002, 4.2.2-4.2.4, Figures 12-20",
+    c.add(entry("reduce-scatter", rs::d_cycles, "seed 002, 4.2.2-4.2.4, Figures 12-20",
                 "(2^d - 1)(t_s + t_w ceil(m/d)), all-port", order_rindex));
-    c.add(entry("reduce-scatter", algorithm::reduce_and_spread,
-                "seed 002, 5, alternative 4, Figure 21",
+    c.add(entry("reduce-scatter", rs::reduce_and_spread, "seed 002, 5, alternative 4, Figure 21",
                 std::string("d (t_s + t_w ceil(N m/P))") + p_note, order));
 }
 

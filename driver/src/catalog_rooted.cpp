@@ -9,10 +9,10 @@
 #include <vector>
 
 #include <hcube/collectives/broadcast.hpp>
-#include <hcube/collectives/detail/dispatch.hpp>
 #include <hcube/collectives/reduce.hpp>
 #include <hcube/collectives/scatter.hpp>
 #include <hcube/cost/rooted.hpp>
+#include <hcube/driver/dispatch.hpp>
 
 namespace hcube::detail {
 

@@ -2,8 +2,8 @@
 #include <hcube/catalog.hpp>
 #include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/descend.hpp>
-#include <hcube/collectives/detail/dispatch.hpp>
 #include <hcube/cost/aspc.hpp>
+#include <hcube/driver/dispatch.hpp>
 
 #include <algorithm>
 #include <bit>

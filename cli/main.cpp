@@ -1,0 +1,71 @@
+// hcube: the command-line face of the emulator.
+#include <exception>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <hcube/cli/args.hpp>
+#include <hcube/error.hpp>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+    using namespace hcube::cli;
+    CLI::App app{"hcube: an emulated distributed-memory hypercube, its collectives and their "
+                 "seed formulas",
+                 "hcube"};
+    app.require_subcommand(1);
+    app.footer("hcube COMMAND --help shows the options of a command.\nExit status: 0 success, "
+               "1 a run that failed or did not verify, 2 a usage error.");
+    const std::map<std::string, action> actions = {
+        {"info", add_info(app)},
+        {"list", add_list(app)},
+        {"run", add_run(app)},
+        {"draw", add_draw(app)},
+    };
+    // No command: the overview, as a usage error; "help" is --help.
+    if (argc < 2) {
+        std::cout << app.help();
+        return exit_usage;
+    }
+    if (std::string(argv[1]) == "help") {
+        std::cout << app.help();
+        return exit_ok;
+    }
+    if (argv[1][0] != '-' && !actions.contains(argv[1])) {
+        std::vector<std::string> names;
+        for (const auto& [name, a] : actions)
+            names.push_back(name);
+        std::string what = std::string("unknown command '") + argv[1] + "'";
+        if (const std::string c = closest(argv[1], names); !c.empty())
+            what += " (did you mean " + c + "?)";
+        std::cerr << "hcube: " << what << " (try hcube --help)\n";
+        return exit_usage;
+    }
+    for (CLI::App* sub : app.get_subcommands({}))
+        prepare(*sub);
+
+    // "hcube run: ...": the command whose line had the error.
+    const auto who = [&app] {
+        const auto subs = app.get_subcommands();
+        return subs.empty() ? std::string("hcube") : "hcube " + subs.front()->get_name();
+    };
+    try {
+        app.parse(argc, argv);
+        CLI::App& sub = *app.get_subcommands().front();
+        check_parsed(sub);
+        return actions.at(sub.get_name())();
+    } catch (const CLI::Success& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << who() << ": " << message(e) << '\n';
+        return exit_usage;
+    } catch (const hcube::usage_error& e) {
+        std::cerr << who() << ": " << e.what() << '\n';
+        return exit_usage;
+    } catch (const std::exception& e) {
+        std::cerr << who() << ": " << e.what() << '\n';
+        return exit_failed;
+    }
+}

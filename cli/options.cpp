@@ -1,0 +1,94 @@
+#include "options.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <hcube/cli/args.hpp>
+
+namespace hcube::cli {
+
+void add_machine_options(CLI::App& app, run_params& p) {
+    add_number(app, "--dim", p.dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
+               "hypercube dimension (default 4: 16 nodes), one thread per node; hcube info --dim "
+               "D says whether a D-cube can start here");
+    add_choice(
+        app, "--ports", {"all", "single"},
+        [&p](std::size_t i) { p.ports = i == 0 ? port_model::all_port : port_model::single_port; },
+        "port model: single (default, the textbook's) or all");
+    const double huge = std::numeric_limits<double>::max();
+    add_number(app, "--ts", p.cost.t_s, 0.0, huge, "a finite number >= 0",
+               "start-up time t_s of the cost model t_s + t_w m (default 1)");
+    add_number(app, "--tw", p.cost.t_w, 0.0, huge, "a finite number >= 0",
+               "per-word time t_w (default 0: virtual time counts steps, so --words changes "
+               "nothing until --tw is given)");
+    add_number(app, "--link-capacity", p.link_capacity, std::size_t{0}, max_link_capacity,
+               "an integer in 0.." + std::to_string(max_link_capacity),
+               "messages a link buffers (default 16); 0 makes every send synchronous, which "
+               "deadlocks the algorithms that need buffered links (hcube list marks them)");
+    for (const auto& [flag, shown] :
+         {std::pair{"--dim", "D"}, {"--ts", "X"}, {"--tw", "Y"}, {"--link-capacity", "C"}})
+        app.get_option(flag)->type_name(shown);
+}
+
+void add_data_options(CLI::App& app, run_params& p) {
+    add_number(app, "--words", p.words, std::size_t{0}, std::size_t{1} << 40,
+               "a non-negative integer",
+               "the textbook's m (default 1): the whole message (broadcast, reduce, allreduce, "
+               "scans), each node's contribution (allgather, gather), each result block "
+               "(reduce-scatter, scatter), each personalized message (alltoall), the packet "
+               "(shift)");
+    add_choice(
+        app, "--type", {"int32", "int64", "double"},
+        [&p](std::size_t i) {
+            p.type = std::array{elem_type::int32, elem_type::int64, elem_type::float64}[i];
+        },
+        "element type (default int32)");
+    add_number(app, "--root", p.root, 0, std::numeric_limits<int>::max(), "a node id >= 0",
+               "root node of rooted operations (default 0)");
+    add_number(app, "--shift", p.shift, std::numeric_limits<long long>::min(),
+               std::numeric_limits<long long>::max(), "an integer",
+               "the shift's q, any integer, taken mod p (default 1)");
+    for (const auto& [flag, shown] : {std::pair{"--words", "M"}, {"--root", "R"}, {"--shift", "Q"}})
+        app.get_option(flag)->type_name(shown);
+}
+
+void add_catalog_options(CLI::App& app, const catalog& c, run_params& p) {
+    // One option per name; its help says, per distinct (values, help), which
+    // algorithms declare it and with which default.
+    struct use {
+        std::string values, help;
+        std::vector<std::string> algos; // "op algo (default x)"
+    };
+    std::map<std::string, std::vector<use>> uses;
+    std::vector<std::string> order;
+    for (const algorithm_entry& e : c.entries())
+        for (const option_spec& o : e.options) {
+            if (!uses.contains(o.name)) order.push_back(o.name);
+            const std::string values = fmt::format("{}", fmt::join(o.values, "|"));
+            auto& list = uses[o.name];
+            auto it = std::find_if(list.begin(), list.end(), [&](const use& u) {
+                return u.values == values && u.help == o.help;
+            });
+            if (it == list.end()) it = list.insert(list.end(), {values, o.help, {}});
+            it->algos.push_back(fmt::format("{} {} (default {})", e.op, e.algo, o.fallback));
+        }
+    for (const std::string& name : order) {
+        std::vector<std::string> help;
+        for (const use& u : uses[name])
+            help.push_back(
+                fmt::format("{}: {}; for {}", u.values, u.help, fmt::join(u.algos, ", ")));
+        if (!app.get_option_no_throw("--" + name))
+            add_value(
+                app, "--" + name, [&p, name](const std::string& v) { p.options[name] = v; },
+                fmt::format("{}", fmt::join(help, ". ")))
+                ->type_name("VALUE");
+    }
+}
+
+} // namespace hcube::cli

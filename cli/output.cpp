@@ -1,0 +1,51 @@
+#include "output.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include <hcube/error.hpp>
+
+namespace hcube::cli {
+
+std::string number(double v, int digits) {
+    return fmt::format("{:.{}g}", v, digits);
+}
+
+json json_number(double v) {
+    // 15 significant digits, as the text prints it: 185.5, not 185.49999999999997.
+    v = std::strtod(number(v).c_str(), nullptr);
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 0x1p53)
+        return static_cast<std::int64_t>(v);
+    return v;
+}
+
+std::string json_line(const json& j) {
+    std::string s;
+    const auto items = [&](char open, char close, auto&& each) {
+        s += open;
+        bool first = true;
+        for (auto it = j.begin(); it != j.end(); ++it, first = false) {
+            if (!first) s += ", ";
+            each(it);
+        }
+        s += close;
+    };
+    if (j.is_object())
+        items('{', '}', [&](auto it) { s += json(it.key()).dump() + ": " + json_line(*it); });
+    else if (j.is_array())
+        items('[', ']', [&](auto it) { s += json_line(*it); });
+    else
+        s += j.dump();
+    return s;
+}
+
+std::ofstream open_output(const std::string& path) {
+    std::ofstream f(path);
+    if (!f) throw usage_error("cannot write " + path);
+    return f;
+}
+
+} // namespace hcube::cli

@@ -1,0 +1,303 @@
+// hcube run OP ... and hcube list: every catalog algorithm from the command
+// line, verified against its serial reference, its virtual time printed next to
+// the seed's formula (docs/cli.md).
+//
+// Exit status: 0 verified, 1 not verified (or the run failed), 2 usage error
+// (unknown op, algorithm or option, an algorithm that does not fit, a bad
+// number, a run too large for this computer); a usage error prints one line on
+// stderr.
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <hcube/catalog.hpp>
+#include <hcube/cli/args.hpp>
+#include <hcube/draw.hpp>
+#include <hcube/error.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "output.hpp"
+
+namespace hcube::cli {
+
+namespace {
+
+const char* ports_name(port_model m) {
+    return m == port_model::all_port ? "all" : "single";
+}
+
+// What the formula line prints: the form that gave formula_time, and the
+// seed's form beside it when that is not exact for these parameters.
+struct formula_text {
+    std::string form;               // the printed form of formula_time
+    std::optional<exact_form> seed; // set when the seed's form differs
+};
+
+formula_text formula_of(const run_params& p, const algorithm_entry& e) {
+    const std::optional<exact_form> gap = exact_formula(e, p);
+    return {gap ? gap->text : e.formula, gap};
+}
+
+// The keys and their order are part of the interface (tests/personalized/
+// cli_run.sh and docs/cli.md list them).
+json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
+    const run_report& r = o.report;
+    const formula_text f = formula_of(p, e);
+    return {
+        {"op", p.op},
+        {"algo", e.algo},
+        {"dim", p.dim},
+        {"nodes", 1 << p.dim},
+        {"words", p.words},
+        {"ports", ports_name(p.ports)},
+        {"ts", json_number(p.cost.t_s)},
+        {"tw", json_number(p.cost.t_w)},
+        {"verified", o.verified},
+        {"virtual_time", json_number(r.virtual_time)},
+        {"formula_time", json_number(o.formula_time)},
+        {"wall_seconds", json_number(r.wall_seconds)},
+        {"messages", r.messages},
+        {"bytes", r.bytes},
+        {"max_link_bytes", r.max_link_bytes()},
+        {"congestion_events", r.congestion.size()},
+        {"steps", r.steps},
+        {"formula", f.form},
+        {"note", o.note},
+        {"seed_formula", e.formula},
+        {"seed_formula_time", json_number(f.seed ? f.seed->seed_time : o.formula_time)},
+        {"formula_differs", f.seed ? f.seed->why : ""},
+        {"link_capacity", p.link_capacity},
+    };
+}
+
+void print_text(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
+    const run_report& r = o.report;
+    const auto row = [](std::string_view label, std::string_view text) {
+        fmt::print("  {:<20}{}\n", label, text);
+    };
+    std::string header =
+        fmt::format("{} {}: dim {} ({} nodes), m = {} words of {}, {}-port, t_s = {}, t_w = {}",
+                    p.op, e.algo, p.dim, 1 << p.dim, p.words, to_string(p.type),
+                    ports_name(p.ports), number(p.cost.t_s), number(p.cost.t_w));
+    if (p.link_capacity != config{}.link_capacity)
+        header += fmt::format(", link capacity {}", p.link_capacity);
+    for (const auto& [name, value] : p.options)
+        header += fmt::format(", --{} {}", name, value);
+    fmt::print("{}\n", header);
+    row("verified", o.verified ? "yes" : "no");
+    row("virtual time", number(r.virtual_time));
+    if (p.cost.t_w == 0)
+        row("", fmt::format("t_w = 0: virtual time counts steps (t_s = {} each, t_w = 0), "
+                            "whatever --words; give --tw Y to charge Y per word",
+                            number(p.cost.t_s)));
+    const formula_text f = formula_of(p, e);
+    if (!f.seed) {
+        row("formula", fmt::format("{} = {}  [{}]", number(o.formula_time), f.form, e.source));
+    } else {
+        row("formula",
+            fmt::format("{} = {}  [exact for this m, p]", number(o.formula_time), f.form));
+        row("seed's formula",
+            fmt::format("{} = {}  [{}]", number(f.seed->seed_time), e.formula, e.source));
+        row("why they differ", f.seed->why);
+    }
+    row("steps", fmt::format("{}", r.steps));
+    row("wall time", number(r.wall_seconds, 3) + " s");
+    row("messages",
+        fmt::format("{} total, {} on the busiest link", r.messages, r.max_link_messages()));
+    row("bytes", fmt::format("{} total, {} on the busiest link", r.bytes, r.max_link_bytes()));
+    row("congestion events", fmt::format("{}", r.congestion.size()));
+    if (!o.note.empty()) row("note", o.note);
+}
+
+// p as the entry sees it: `auto` resolved, option defaults filled in.
+run_params resolved(run_params p) {
+    p.algo = resolve_algorithm(p).algo;
+    for (const auto& spec : resolve_algorithm(p).options)
+        p.options.try_emplace(spec.name, spec.fallback);
+    return p;
+}
+
+// A deadlock under link capacity 0 of an algorithm that needs buffered links
+// is expected: say so after the report.
+void print_deadlock(const run_params& p, const deadlock_error& d) {
+    fmt::print(stderr, "hcube run: {}\n", d.what());
+    const run_params q = resolved(p);
+    const std::string need = buffered_links_need(resolve_algorithm(q), q);
+    if (p.link_capacity == 0 && !need.empty())
+        fmt::print(stderr,
+                   "hint: {} {} needs buffered links ({}), so it deadlocks with --link-capacity "
+                   "0; give --link-capacity 1 or more (the default is {})\n",
+                   q.op, q.algo, need, config{}.link_capacity);
+}
+
+struct run_command {
+    run_params params;
+    bool json = false;
+    std::string trace, svg;  // --trace FILE.json, --svg FILE.svg
+    bool wall_clock = false; // --trace-clock wall
+};
+
+// --trace and --svg: the run's Chrome trace and space-time diagram.
+void write_pictures(const run_command& c, const algorithm_entry& e, const run_report& r) {
+    if (!c.trace.empty()) {
+        std::ofstream f = open_output(c.trace);
+        write_chrome_trace(r, f,
+                           {c.wall_clock ? trace_clock::wall_time : trace_clock::virtual_time});
+    }
+    if (!c.svg.empty()) {
+        std::ofstream f = open_output(c.svg);
+        timeline_options o;
+        o.title = fmt::format("{} {} on a {}-cube: virtual time {}", c.params.op, e.algo,
+                              c.params.dim, number(r.virtual_time));
+        write_timeline_svg(r, f, o);
+    }
+}
+
+int run(run_command& c) {
+    run_params& p = c.params;
+    if (p.op.empty()) throw usage_error("missing operation (hcube run --help)");
+    if (p.root >= (1 << p.dim))
+        throw usage_error(fmt::format("--root {} is outside 0..{} for --dim {}", p.root,
+                                      (1 << p.dim) - 1, p.dim));
+    p.trace = !c.trace.empty() || !c.svg.empty();
+    run_outcome o;
+    try {
+        o = run_algorithm(p);
+    } catch (const deadlock_error& e) {
+        print_deadlock(p, e);
+        return exit_failed;
+    } catch (const run_error& e) {
+        // A node rejected its arguments (e.g. exchange_all under single-port):
+        // still a usage error; anything else is a failed run.
+        try {
+            std::rethrow_exception(e.original());
+        } catch (const usage_error&) {
+            throw usage_error(e.what());
+        } catch (...) {
+        }
+        throw;
+    } catch (const usage_error&) {
+        throw;
+    } catch (const error& e) {
+        // Neither a failed run nor a deadlock: the machine refused the
+        // configuration (e.g. more threads than the OS allows).
+        throw usage_error(e.what());
+    }
+    // run_algorithm resolved `auto` and filled the option defaults; redo that
+    // here (cheap, deterministic) to print what ran.
+    p = resolved(p);
+    const algorithm_entry& e = resolve_algorithm(p);
+    write_pictures(c, e, o.report);
+    if (c.json)
+        fmt::print("{}\n", json_line(run_json(p, e, o)));
+    else
+        print_text(p, e, o);
+    return o.verified ? exit_ok : exit_failed;
+}
+
+} // namespace
+
+action add_run(CLI::App& hcube) {
+    CLI::App& app = *hcube.add_subcommand(
+        "run", "Runs one collective on an emulated D-cube, checks the result against a serial "
+               "reference and prints the virtual time next to the seed's formula.");
+    auto c = std::make_shared<run_command>();
+    run_params& p = c->params;
+    p.algo = "auto";
+    p.type = elem_type::int32;
+    const catalog& cat = builtin_catalog();
+    app.add_option("OP", p.op, "an operation of `hcube list`")->type_name("");
+    // --schedule names descend's algorithm (seed 001 speaks of schedules).
+    const auto algo = [&p](const std::string& v) { p.algo = v; };
+    CLI::Option* by_algo = add_value(app, "--algo", algo,
+                                     "an algorithm of OP, or auto (default): the fitting algorithm "
+                                     "whose formula is cheapest for these parameters");
+    CLI::Option* by_schedule =
+        add_value(app, "--schedule", algo, "the same as --algo (descend's direct|pipelined)");
+    add_machine_options(app, p);
+    add_data_options(app, p);
+    app.add_flag("--json", c->json, "one JSON object instead of text");
+    add_value(
+        app, "--trace", [c](const std::string& v) { c->trace = v; },
+        "write a Chrome/Perfetto trace (Trace Event Format JSON): a track per node, a "
+        "slice per primitive call, a flow per message");
+    add_choice(
+        app, "--trace-clock", {"virtual", "wall"}, [c](std::size_t i) { c->wall_clock = i == 1; },
+        "the trace's time axis: virtual (default) or the emulation's wall clock");
+    add_value(
+        app, "--svg", [c](const std::string& v) { c->svg = v; },
+        "write the space-time diagram (up to 64 nodes)");
+    add_catalog_options(app, cat, p);
+
+    std::string ops;
+    for (const auto& op : cat.ops())
+        ops += " " + op;
+    app.footer("A run whose memory estimate exceeds this computer's physical memory is refused.\n"
+               "Exit status: 0 verified, 1 verification failed or the run failed (a deadlock), 2 "
+               "usage error.\n\noperations:" +
+               ops);
+    return [c, by_algo, by_schedule] {
+        if (*by_algo && *by_schedule)
+            throw usage_error("--algo and --schedule name the same choice; give one");
+        return run(*c);
+    };
+}
+
+namespace {
+
+// When `e` needs buffered links, for `hcube list`: from which dimension under
+// each port model, and why (with default options and --shift 1).
+std::string buffered_links_text(const algorithm_entry& e) {
+    std::string when, why;
+    for (const port_model ports : {port_model::single_port, port_model::all_port}) {
+        run_params p;
+        p.op = e.op;
+        p.ports = ports;
+        for (const auto& o : e.options)
+            p.options.try_emplace(o.name, o.fallback);
+        for (p.dim = 1; p.dim <= max_dim; ++p.dim)
+            if (const std::string w = buffered_links_need(e, p); !w.empty()) {
+                when += fmt::format("{}{}-port from d = {}", when.empty() ? "" : ", ",
+                                    ports_name(ports), p.dim);
+                if (why.empty()) why = w;
+                break;
+            }
+    }
+    return when.empty() ? "" : fmt::format("deadlocks with --link-capacity 0 ({}): {}", when, why);
+}
+
+void list() {
+    const catalog& c = builtin_catalog();
+    fmt::print("operations and algorithms (hcube run OP --algo NAME; auto picks the fitting\n"
+               "algorithm with the cheapest formula for the given m, t_s, t_w):\n");
+    for (const auto& op : c.ops()) {
+        fmt::print("\n{}\n", op);
+        for (const auto* e : c.algorithms(op)) {
+            fmt::print("  {:<26}{}\n  {:<26}{}\n", e->algo, e->formula, "", e->source);
+            if (const std::string b = buffered_links_text(*e); !b.empty())
+                fmt::print("  {:<26}needs buffered links: {}\n", "", b);
+            for (const auto& o : e->options)
+                fmt::print("  {:<26}--{} {} (default {}): {}\n", "", o.name,
+                           fmt::join(o.values, "|"), o.fallback, o.help);
+        }
+    }
+}
+
+} // namespace
+
+action add_list(CLI::App& hcube) {
+    hcube.add_subcommand("list", "Every operation with its algorithms, seed sections and cost "
+                                 "formulas, and the options each algorithm takes.");
+    return [] {
+        list();
+        return exit_ok;
+    };
+}
+
+} // namespace hcube::cli

@@ -1,0 +1,65 @@
+// The executor seam: what runs node programs, parks a waiting node and wakes
+// it. Private to emu/src; docs/design.md ("The executor seam") has the
+// contract. The waiting policy (spin, then yield, then park: node.cpp,
+// wait_until) and the parking protocol's bookkeeping (the doorbell, `waiting`,
+// `active`, the deadlock watchdog's fields) sit above it and are the same for
+// every executor.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <hcube/config.hpp>
+
+namespace hcube::detail {
+
+struct machine_state;
+struct node_state;
+
+class executor {
+public:
+    virtual ~executor() = default; // stops and joins everything it started
+
+    // The caller of run(), with no run in progress: every node runs
+    // run_node(m, i) once, in its own context. Returns at once; the last node
+    // to finish signals machine_state::finished.
+    virtual void launch() = 0;
+
+    // Node n's own context only: returns once n.bell != seq, possibly earlier
+    // (spurious; the caller re-checks). Never returns later than that: a bell
+    // rung before or during the call must not be slept through.
+    virtual void park(node_state& n, std::uint32_t seq) noexcept = 0;
+
+    // Any thread (a node's context, the caller of run()), after it changed
+    // n.bell: if n sleeps in park(), make it runnable. Never blocks, never
+    // switches contexts, may be called for a node that does not sleep.
+    virtual void unpark(node_state& n) noexcept = 0;
+
+    // A node's own context: let other nodes run a moment (the waiting
+    // policy's yields; also while waiting for a bounded copy by a peer).
+    virtual void yield() noexcept = 0;
+
+    // Nodes have a core each: waiting may spin before it yields.
+    virtual bool spins() const noexcept = 0;
+
+    // The contexts' names for reports ("threads", "fibers").
+    virtual const char* name() const noexcept = 0;
+};
+
+// Runs node i's part of the current run (machine.cpp): the program, its
+// failure, and the bookkeeping of a finished node.
+void run_node(machine_state& m, int i);
+
+// Marks the calling OS thread as one that runs node programs, so run() called
+// from a node program is refused instead of waiting for itself (machine.cpp).
+void enter_node_thread() noexcept;
+
+// The CPUs the calling thread may run on (at least one entry).
+std::vector<int> usable_cpus();
+
+// Every node its own OS thread (threads.cpp).
+std::unique_ptr<executor> make_thread_executor(machine_state& m);
+
+} // namespace hcube::detail
