@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
-#include <optional>
+#include <initializer_list>
 #include <span>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -82,6 +84,15 @@ std::vector<sym> blocks(int count, std::size_t m, const std::function<sym(int, s
                       "reduce-scatter (hypercube, ring), alltoall, shift, scatter and gather");
 }
 
+// The enum value of p.algo among `names`; an algorithm without a symbolic
+// driver (one the catalog gained later) is refused, not drawn as another.
+template <class E>
+E pick(const run_params& p, std::initializer_list<std::pair<std::string_view, E>> names) {
+    for (const auto& [name, e] : names)
+        if (name == p.algo) return e;
+    no_driver(p);
+}
+
 cm200::options cm200_options(const run_params& p) {
     cm200::options o;
     o.order = p.option("order") == "gray" ? cm200::node_order::gray : cm200::node_order::binary;
@@ -110,7 +121,8 @@ sym_program program_for(const run_params& p) {
         each(
             [&](int i) { g.in[std::size_t(i)] = i == p.root ? block(i, m) : std::vector<sym>(m); });
         const auto algo =
-            a == "binomial" ? broadcast_algo::binomial : broadcast_algo::scatter_allgather;
+            pick<broadcast_algo>(p, {{"binomial", broadcast_algo::binomial},
+                                     {"scatter-allgather", broadcast_algo::scatter_allgather}});
         g.body = [algo, root = p.root, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
             broadcast(me, spans(in), root, algo);
         };
@@ -118,22 +130,23 @@ sym_program program_for(const run_params& p) {
         own_blocks();
         g.style = label_style::sums;
         if (op == "reduce") {
-            const auto algo =
-                a == "binomial" ? reduce_algo::binomial : reduce_algo::reduce_scatter_gather;
+            const auto algo = pick<reduce_algo>(
+                p, {{"binomial", reduce_algo::binomial},
+                    {"reduce-scatter-gather", reduce_algo::reduce_scatter_gather}});
             g.body = [algo, root = p.root, spans](node& me, std::vector<sym>& in,
                                                   std::vector<sym>&) {
                 reduce(me, spans(in), root, std::plus<>{}, algo);
             };
         } else if (op == "allreduce") {
-            const auto algo = a == "hypercube" ? allreduce_algo::hypercube
-                              : a == "reduce-scatter-allgather"
-                                  ? allreduce_algo::reduce_scatter_allgather
-                                  : allreduce_algo::reduce_broadcast;
+            const auto algo = pick<allreduce_algo>(
+                p, {{"hypercube", allreduce_algo::hypercube},
+                    {"reduce-scatter-allgather", allreduce_algo::reduce_scatter_allgather},
+                    {"reduce-broadcast", allreduce_algo::reduce_broadcast}});
             g.body = [algo, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
                 allreduce(me, spans(in), std::plus<>{}, algo);
             };
         } else {
-            const bool inclusive = op == "scan";
+            const bool inclusive = op == "scan" && pick<bool>(p, {{"hypercube", true}});
             g.body = [inclusive, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
                 if (inclusive)
                     inclusive_scan(me, spans(in), std::plus<>{});
@@ -145,27 +158,25 @@ sym_program program_for(const run_params& p) {
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(std::size_t(n) * m); });
         if (a == "hypercube" || a == "ring" || a == "mesh") {
-            const auto algo = a == "hypercube" ? allgather_algo::hypercube
-                              : a == "ring"    ? allgather_algo::ring
-                                               : allgather_algo::mesh;
+            const auto algo = pick<allgather_algo>(p, {{"hypercube", allgather_algo::hypercube},
+                                                       {"ring", allgather_algo::ring},
+                                                       {"mesh", allgather_algo::mesh}});
             g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
                 allgather(me, std::span<const sym>(in), std::span<sym>(out), algo);
             };
         } else {
             using A = cm200::allgather_algo;
-            std::optional<A> found;
-            for (const A x :
-                 {A::one_cycle, A::d_cycles, A::send_and_spread, A::one_source_at_a_time})
-                if (cm200::to_string(x) == a) found = x;
-            if (!found) no_driver(p);
-            const A algo = *found;
+            const A algo = pick<A>(p, {{"one-cycle", A::one_cycle},
+                                       {"d-cycles", A::d_cycles},
+                                       {"send-and-spread", A::send_and_spread},
+                                       {"one-source-at-a-time", A::one_source_at_a_time}});
             g.table = algo == A::one_cycle || algo == A::d_cycles;
             g.body = [algo, o = cm200_options(p)](node& me, std::vector<sym>& in,
                                                   std::vector<sym>& out) {
                 cm200::allgather(me, std::span<const sym>(in), std::span<sym>(out), algo, o);
             };
         }
-    } else if (op == "reduce-scatter" && (a == "hypercube" || a == "ring")) {
+    } else if (op == "reduce-scatter") {
         g.style = label_style::sums;
         each([&](int i) {
             g.in[std::size_t(i)] = blocks(n, m, [&](int b, std::size_t) {
@@ -174,7 +185,8 @@ sym_program program_for(const run_params& p) {
             g.out[std::size_t(i)].resize(m);
         });
         const auto algo =
-            a == "hypercube" ? reduce_scatter_algo::hypercube : reduce_scatter_algo::ring;
+            pick<reduce_scatter_algo>(p, {{"hypercube", reduce_scatter_algo::hypercube},
+                                          {"ring", reduce_scatter_algo::ring}});
         g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out), std::plus<>{}, algo);
         };
@@ -186,23 +198,25 @@ sym_program program_for(const run_params& p) {
             });
             g.out[std::size_t(i)].resize(std::size_t(n) * m);
         });
-        const auto algo = a == "dimension-exchange" ? alltoall_algo::dimension_exchange
-                          : a == "pairwise"         ? alltoall_algo::pairwise
-                                                    : alltoall_algo::ring;
+        const auto algo =
+            pick<alltoall_algo>(p, {{"dimension-exchange", alltoall_algo::dimension_exchange},
+                                    {"pairwise", alltoall_algo::pairwise},
+                                    {"ring", alltoall_algo::ring}});
         g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             alltoall(me, std::span<const sym>(in), std::span<sym>(out), algo);
         };
     } else if (op == "shift") {
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(m); });
-        const auto algo = a == "gray"                 ? shift_algo::gray
-                          : a == "gray-bidirectional" ? shift_algo::gray_bidirectional
-                                                      : shift_algo::ecube;
+        const auto algo =
+            pick<shift_algo>(p, {{"gray", shift_algo::gray},
+                                 {"gray-bidirectional", shift_algo::gray_bidirectional},
+                                 {"ecube", shift_algo::ecube}});
         const auto ring = p.option("ring") == "gray" ? shift_ring::gray : shift_ring::id;
         g.body = [algo, ring, q = p.shift](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             circular_shift(me, std::span<const sym>(in), std::span<sym>(out), q, algo, ring);
         };
-    } else if (op == "scatter") {
+    } else if (op == "scatter" && pick<bool>(p, {{"binomial", true}})) {
         // The blocks are named by their destination, as in Figure 4.15.
         each([&](int i) {
             if (i == p.root)
@@ -214,7 +228,7 @@ sym_program program_for(const run_params& p) {
         g.body = [root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             scatter(me, std::span<const sym>(in), std::span<sym>(out), root);
         };
-    } else if (op == "gather") {
+    } else if (op == "gather" && pick<bool>(p, {{"binomial", true}})) {
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(i == p.root ? std::size_t(n) * m : 0); });
         g.body = [root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
