@@ -116,12 +116,14 @@ void arrow(std::ostream& os, point a, point b, double side, std::string_view col
                       cls, num(s.x), num(s.y), num(e.x), num(e.y), colour,
                       dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip));
     if (!text.empty()) {
-        // The cargo beside the arrow's middle, on its left.
-        const point m{(s.x + e.x) / 2 + nx * 9, (s.y + e.y) / 2 + ny * 9};
-        os << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="middle" )"
+        // The cargo beside the arrow's middle, on its left (the other
+        // direction of an exchange has its own on the other side).
+        const point m{(s.x + e.x) / 2 + nx * 8, (s.y + e.y) / 2 + ny * 8};
+        const std::string_view anchor = nx > 0.3 ? "start" : nx < -0.3 ? "end" : "middle";
+        os << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
                           R"(font-size="10" fill="{}" stroke="white" stroke-width="3" )"
                           R"(paint-order="stroke">{}</text>)",
-                          num(m.x), num(m.y + 3), colour, xml(text));
+                          num(m.x), num(m.y + 3), anchor, colour, xml(text));
     }
     os << '\n';
 }
