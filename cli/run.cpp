@@ -7,6 +7,7 @@
 // number, a run too large for this computer); a usage error prints one line on
 // stderr.
 #include <exception>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include <hcube/catalog.hpp>
 #include <hcube/cli/args.hpp>
+#include <hcube/draw.hpp>
 #include <hcube/error.hpp>
 
 #include "commands.hpp"
@@ -133,7 +135,25 @@ void print_deadlock(const run_params& p, const deadlock_error& d) {
 struct run_command {
     run_params params;
     bool json = false;
+    std::string trace, svg;  // --trace FILE.json, --svg FILE.svg
+    bool wall_clock = false; // --trace-clock wall
 };
+
+// --trace and --svg: the run's Chrome trace and space-time diagram.
+void write_pictures(const run_command& c, const algorithm_entry& e, const run_report& r) {
+    if (!c.trace.empty()) {
+        std::ofstream f = open_output(c.trace);
+        write_chrome_trace(r, f,
+                           {c.wall_clock ? trace_clock::wall_time : trace_clock::virtual_time});
+    }
+    if (!c.svg.empty()) {
+        std::ofstream f = open_output(c.svg);
+        timeline_options o;
+        o.title = fmt::format("{} {} on a {}-cube: virtual time {}", c.params.op, e.algo,
+                              c.params.dim, number(r.virtual_time));
+        write_timeline_svg(r, f, o);
+    }
+}
 
 int run(run_command& c) {
     run_params& p = c.params;
@@ -141,6 +161,7 @@ int run(run_command& c) {
     if (p.root >= (1 << p.dim))
         throw usage_error(fmt::format("--root {} is outside 0..{} for --dim {}", p.root,
                                       (1 << p.dim) - 1, p.dim));
+    p.trace = !c.trace.empty() || !c.svg.empty();
     run_outcome o;
     try {
         o = run_algorithm(p);
@@ -168,6 +189,7 @@ int run(run_command& c) {
     // here (cheap, deterministic) to print what ran.
     p = resolved(p);
     const algorithm_entry& e = resolve_algorithm(p);
+    write_pictures(c, e, o.report);
     if (c.json)
         fmt::print("{}\n", json_line(run_json(p, e, o)));
     else
@@ -197,6 +219,16 @@ action add_run(CLI::App& hcube) {
     add_machine_options(app, p);
     add_data_options(app, p);
     app.add_flag("--json", c->json, "one JSON object instead of text");
+    add_value(
+        app, "--trace", [c](const std::string& v) { c->trace = v; },
+        "write a Chrome/Perfetto trace (Trace Event Format JSON): a track per node, a "
+        "slice per primitive call, a flow per message");
+    add_choice(
+        app, "--trace-clock", {"virtual", "wall"}, [c](std::size_t i) { c->wall_clock = i == 1; },
+        "the trace's time axis: virtual (default) or the emulation's wall clock");
+    add_value(
+        app, "--svg", [c](const std::string& v) { c->svg = v; },
+        "write the space-time diagram (up to 64 nodes)");
     add_catalog_options(app, cat, p);
 
     std::string ops;

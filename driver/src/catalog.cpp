@@ -199,6 +199,7 @@ config machine_config(const run_params& p) {
     c.ports = p.ports;
     c.cost = p.cost;
     c.link_capacity = p.link_capacity;
+    c.trace = p.trace;
     return c;
 }
 

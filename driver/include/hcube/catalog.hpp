@@ -35,6 +35,8 @@ struct run_params {
     // send synchronous.
     std::size_t link_capacity = config{}.link_capacity;
     elem_type type = elem_type::int32;
+    // Record every message and primitive call (config::trace) in the report.
+    bool trace = false;
     // Operation-specific choices (--order, --index, --kernel, --schedule, ...),
     // validated against the entry's option_specs, defaults filled in.
     std::map<std::string, std::string> options;
