@@ -109,8 +109,9 @@ int main(int argc, char** argv) {
             machine m(c);
             const run_outcome r = run_entry(m, "aspc", algo, p, o.reps);
             all_verified &= r.verified;
-            const long exact = ports == port_model::all_port ? cost::aspc_all_port_steps(n)
-                                                             : cost::aspc_single_port_steps(n);
+            const long exact = port_policy_of(ports).several_links_at_once()
+                                   ? cost::aspc_all_port_steps(n)
+                                   : cost::aspc_single_port_steps(n);
             csv << "aspc," << algo << "," << (1 << n) << ",1," << r.report.steps << "," << exact
                 << "," << exact << "," << r.report.wall_seconds << "," << r.verified << "\n";
             got[algo] = r;

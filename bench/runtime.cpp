@@ -125,7 +125,8 @@ struct report {
     }
 };
 
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+// A row with no limit, or a measurement that could not be taken.
+constexpr double no_value = std::numeric_limits<double>::quiet_NaN();
 
 // ---- baselines ----------------------------------------------------------------
 
@@ -384,6 +385,25 @@ double hcube_round_trip_us(hcube::machine& m, int iters, bool all_pairs) {
     return r.wall_seconds / iters * 1e6;
 }
 
+// What runs the nodes and what carries their messages. The setups measured
+// side by side: the defaults first, then the boost links, then fibers.
+struct setup {
+    hcube::executor_kind executor;
+    hcube::link_impl links;
+};
+constexpr setup threads_ring{hcube::executor_kind::threads, hcube::link_impl::ring};
+constexpr setup threads_boost{hcube::executor_kind::threads, hcube::link_impl::boost_spsc};
+constexpr setup fibers_ring{hcube::executor_kind::fibers, hcube::link_impl::ring};
+constexpr setup setups[] = {threads_ring, threads_boost, fibers_ring};
+
+hcube::config on(setup s, int d, hcube::port_model ports = hcube::port_model::single_port) {
+    hcube::config c;
+    c.dim = d;
+    c.ports = ports;
+    c.executor = s.executor;
+    c.links = s.links;
+    return c;
+}
 // Exchange of `bytes` per link on `links` links of every node, `reps` times
 // per run. Buffers are allocated and touched, and the machine run once, before
 // any timed run.
@@ -467,26 +487,9 @@ double run_ms(hcube::machine& m, const std::function<void(hcube::node&)>& progra
     return m.run(program).wall_seconds * 1e3;
 }
 
-// What runs the nodes and what carries their messages. The setups measured
-// side by side: the defaults first, then the boost links, then fibers.
-struct setup {
-    hcube::executor_kind executor;
-    hcube::link_impl links;
-};
-constexpr setup threads_ring{hcube::executor_kind::threads, hcube::link_impl::ring};
-constexpr setup threads_boost{hcube::executor_kind::threads, hcube::link_impl::boost_spsc};
-constexpr setup fibers_ring{hcube::executor_kind::fibers, hcube::link_impl::ring};
-constexpr setup setups[] = {threads_ring, threads_boost, fibers_ring};
-
-hcube::config on(setup s, int d, hcube::port_model ports = hcube::port_model::single_port) {
-    hcube::config c;
-    c.dim = d;
-    c.ports = ports;
-    c.executor = s.executor;
-    c.links = s.links;
-    return c;
+hcube::config on(hcube::executor_kind e, int d) {
+    return on({e, hcube::link_impl::ring}, d);
 }
-hcube::config on(hcube::executor_kind e, int d) { return on({e, hcube::link_impl::ring}, d); }
 
 // "metric, threads, boost".
 std::string named(const std::string& metric, setup s) {
@@ -530,7 +533,7 @@ double allreduce_us(hcube::executor_kind e, int d, int count) {
 // Returns {wall seconds, max RSS in MiB} (the child's own high-water mark).
 std::pair<double, double> big_cube_fibers(int d) {
     int pipe_fd[2];
-    if (pipe(pipe_fd) != 0) return {nan, nan};
+    if (pipe(pipe_fd) != 0) return {no_value, no_value};
     const pid_t child = fork();
     if (child == 0) {
         close(pipe_fd[0]);
@@ -548,13 +551,13 @@ std::pair<double, double> big_cube_fibers(int d) {
         std::_Exit(n == sizeof s ? 0 : 4);
     }
     close(pipe_fd[1]);
-    double s = nan;
-    if (read(pipe_fd[0], &s, sizeof s) != sizeof s) s = nan;
+    double s = no_value;
+    if (read(pipe_fd[0], &s, sizeof s) != sizeof s) s = no_value;
     close(pipe_fd[0]);
     int status = 0;
     rusage u{};
     wait4(child, &status, 0, &u);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {nan, nan};
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {no_value, no_value};
     return {s, double(u.ru_maxrss) / 1024.0};
 }
 
@@ -591,22 +594,22 @@ int main(int argc, char** argv) {
             for (std::size_t i = 0; i < machines.size(); ++i)
                 link[i].push_back(hcube_round_trip_us(*machines[i], iters, false));
         }
-        out.add({"raw spin round trip", 1, median(spin), "us", nan, true});
-        out.add({"spsc_queue spin round trip", 1, median(spsc), "us", nan, true});
+        out.add({"raw spin round trip", 1, median(spin), "us", no_value, true});
+        out.add({"spsc_queue spin round trip", 1, median(spsc), "us", no_value, true});
         for (std::size_t i = 0; i < machines.size(); ++i)
             out.add({named("link round trip (nodes <= cores)", setups[i]), 1, median(link[i]), "us",
-                     i == 0 ? 2 * median(spin) : nan, true});
+                     i == 0 ? 2 * median(spin) : no_value, true});
     }
     {
         hcube::config c;
         c.dim = 3; // 8 threads on the cores: the waiting policy parks instead of spinning
         hcube::machine m(c);
         out.add({"link round trip, 1 pair, 8 threads", 3,
-                 median_of(5, [&] { return hcube_round_trip_us(m, iters / 4, false); }), "us", nan,
-                 true});
+                 median_of(5, [&] { return hcube_round_trip_us(m, iters / 4, false); }), "us",
+                 no_value, true});
         out.add({"round trip, 4 pairs at once", 3,
-                 median_of(5, [&] { return hcube_round_trip_us(m, iters / 4, true); }), "us", nan,
-                 true});
+                 median_of(5, [&] { return hcube_round_trip_us(m, iters / 4, true); }), "us",
+                 no_value, true});
     }
 
     // Bandwidth: one copy per byte, so exchange should approach memcpy. The two
@@ -626,18 +629,19 @@ int main(int argc, char** argv) {
                 ex[i].push_back(exchange[i]->gbps());
         }
         const std::string op = links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ";
-        out.add({"memcpy, same bytes as " + what, d, median(mc), "GB/s", nan, true});
+        out.add({"memcpy, same bytes as " + what, d, median(mc), "GB/s", no_value, true});
         // The limit is the ring's, under either executor; boost is for comparison.
         for (std::size_t i = 0; i < exchange.size(); ++i)
             out.add({named(op + what, setups[i]), d, median(ex[i]), "GB/s",
-                     setups[i].links == hcube::link_impl::ring ? 0.8 * median(mc) : nan, false});
+                     setups[i].links == hcube::link_impl::ring ? 0.8 * median(mc) : no_value,
+                     false});
     };
     bandwidth(1, 1, "1 link");
     bandwidth(3, 3, "all links");
 
     // d = 12 step pattern against same-core hand-offs spread over the cores.
     const double handoff = median_of(5, [&] { return same_core_handoff_us(iters); });
-    out.add({"same-core futex hand-off", 0, handoff, "us", nan, true});
+    out.add({"same-core futex hand-off", 0, handoff, "us", no_value, true});
     const int dmax = 12;
     {
         const double yield_switch = yield_switch_us(1 << dmax, quick ? 20 : 100, cores);
@@ -647,12 +651,13 @@ int main(int argc, char** argv) {
         const pattern_cost fibers = step_pattern_cost(fibers_ring, dmax, reps);
         const double node_steps = dmax * double(1 << dmax);
         const double bound_ms = yield_switch * threads.switches_per_step * node_steps / cores / 1e3;
-        out.add({"yield switch among 4096 threads", dmax, yield_switch, "us", nan, true});
-        out.add({"context switches per node-step", dmax, threads.switches_per_step, "", nan, true});
-        out.add({"bound: switch x switches x 49152/cores", dmax, bound_ms, "ms", nan, true});
+        out.add({"yield switch among 4096 threads", dmax, yield_switch, "us", no_value, true});
+        out.add({"context switches per node-step", dmax, threads.switches_per_step, "", no_value,
+                 true});
+        out.add({"bound: switch x switches x 49152/cores", dmax, bound_ms, "ms", no_value, true});
         const std::string pattern = "12-step pattern alone";
         out.add({named(pattern, threads_ring), dmax, threads.ms, "ms", 1.5 * bound_ms, true});
-        out.add({named(pattern, threads_boost), dmax, boost.ms, "ms", nan, true});
+        out.add({named(pattern, threads_boost), dmax, boost.ms, "ms", no_value, true});
         out.add({named(pattern, fibers_ring), dmax, fibers.ms, "ms", threads.ms / 10, true});
     }
 
@@ -661,25 +666,25 @@ int main(int argc, char** argv) {
         const int count = quick ? 200 : 2000;
         const double threads = allreduce_us(hcube::executor_kind::threads, 6, count);
         const double fibers = allreduce_us(hcube::executor_kind::fibers, 6, count);
-        out.add({"allreduce 1 double back to back, threads", 6, threads, "us", nan, true});
+        out.add({"allreduce 1 double back to back, threads", 6, threads, "us", no_value, true});
         out.add({"allreduce 1 double back to back, fibers", 6, fibers, "us", threads / 5, true});
 
         const double barrier =
             median_of(7, [&] { return spin_barrier_us(4, quick ? 2000 : 20000); });
-        out.add({"barrier among 4 spinning threads", 2, barrier, "us", nan, true});
+        out.add({"barrier among 4 spinning threads", 2, barrier, "us", no_value, true});
         for (const auto e : {hcube::executor_kind::threads, hcube::executor_kind::fibers}) {
             hcube::machine m(on(e, 2));
             m.run([](hcube::node&) {});
             std::vector<double> us;
             for (int r = 0; r < (quick ? 200 : 2000); ++r)
                 us.push_back(m.run([](hcube::node&) {}).wall_seconds * 1e6);
-            out.add({"empty run(), back to back, " + std::string(to_string(e)), 2, median(std::move(us)),
-                     "us", 2 * barrier, true});
+            out.add({"empty run(), back to back, " + std::string(to_string(e)), 2,
+                     median(std::move(us)), "us", 2 * barrier, true});
         }
 
         const int big_dim = 16;
         const auto [seconds, rss_mib] = big_cube_fibers(big_dim);
-        out.add({"start+allreduce+stop, fibers", big_dim, seconds, "s", nan, true});
+        out.add({"start+allreduce+stop, fibers", big_dim, seconds, "s", no_value, true});
         out.add({"max RSS of that", big_dim, rss_mib, "MiB", 2048, true});
     }
 
@@ -693,7 +698,7 @@ int main(int argc, char** argv) {
         const double wake = wake_all_us(1 << d, runs);
         const double overhead =
             median_of(runs, [&] { return m.run([](hcube::node&) {}).wall_seconds * 1e6; });
-        out.add({"wake every thread once", d, wake, "us", nan, true});
+        out.add({"wake every thread once", d, wake, "us", no_value, true});
         out.add({"run() overhead", d, overhead, "us", 2 * wake, true});
     }
 
@@ -711,7 +716,8 @@ int main(int argc, char** argv) {
             first.push_back(routed_chunk_us(m, 1000, 1).front());
         for (int r = 0; r < 3; ++r)
             last.push_back(routed_chunk_us(m, messages, 10).back());
-        out.add({"routed message, first 10^3 (median of 7)", 10, median(first), "us", nan, true});
+        out.add(
+            {"routed message, first 10^3 (median of 7)", 10, median(first), "us", no_value, true});
         out.add({"routed, last tenth of " + std::to_string(messages) + " (median of 3)", 10,
                  median(last), "us", 3 * median(first), true});
     }

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
         {"info", add_info(app)},
         {"list", add_list(app)},
         {"run", add_run(app)},
+        {"draw", add_draw(app)},
     };
     // No command: the overview, as a usage error; "help" is --help.
     if (argc < 2) {

@@ -17,10 +17,13 @@ void add_machine_options(CLI::App& app, run_params& p) {
     add_number(app, "--dim", p.dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
                "hypercube dimension (default 4: 16 nodes), one thread per node; hcube info --dim "
                "D says whether a D-cube can start here");
+    std::vector<std::string> models;
+    for (const port_policy& m : port_policies)
+        models.emplace_back(m.option);
     add_choice(
-        app, "--ports", {"all", "single"},
-        [&p](std::size_t i) { p.ports = i == 0 ? port_model::all_port : port_model::single_port; },
-        "port model: single (default, the textbook's) or all");
+        app, "--ports", models, [&p](std::size_t i) { p.ports = port_policies[i].model; },
+        "port model: single (default, the textbook's: one send and one receive at a time per "
+        "node) or all (every link at once)");
     const double huge = std::numeric_limits<double>::max();
     add_number(app, "--ts", p.cost.t_s, 0.0, huge, "a finite number >= 0",
                "start-up time t_s of the cost model t_s + t_w m (default 1)");

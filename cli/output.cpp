@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <hcube/error.hpp>
+
 namespace hcube::cli {
 
 std::string number(double v, int digits) {
@@ -38,6 +40,12 @@ std::string json_line(const json& j) {
     else
         s += j.dump();
     return s;
+}
+
+std::ofstream open_output(const std::string& path) {
+    std::ofstream f(path);
+    if (!f) throw usage_error("cannot write " + path);
+    return f;
 }
 
 } // namespace hcube::cli

@@ -1,8 +1,10 @@
 // Output shared by the subcommands: numbers as the text output prints them,
+// files to write,
 // and JSON on one line with a space after ':' and ',' (readable and greppable,
 // the form scripts have parsed since the first `hcube run --json`).
 #pragma once
 
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +15,9 @@ using json = nlohmann::ordered_json;
 
 // `v` with up to `digits` significant digits, as printf's %g: 77, 254.125.
 std::string number(double v, int digits = 15);
+
+// `path` opened for writing, or a usage_error naming it.
+std::ofstream open_output(const std::string& path);
 
 // A double as a JSON number with the text's 15 significant digits, integral
 // values as integers (77, not 77.0).

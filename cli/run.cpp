@@ -7,6 +7,7 @@
 // number, a run too large for this computer); a usage error prints one line on
 // stderr.
 #include <exception>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include <hcube/catalog.hpp>
 #include <hcube/cli/args.hpp>
+#include <hcube/draw.hpp>
 #include <hcube/error.hpp>
 
 #include "commands.hpp"
@@ -25,10 +27,6 @@
 namespace hcube::cli {
 
 namespace {
-
-const char* ports_name(port_model m) {
-    return m == port_model::all_port ? "all" : "single";
-}
 
 // What the formula line prints: the form that gave formula_time, and the
 // seed's form beside it when that is not exact for these parameters.
@@ -53,7 +51,7 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"dim", p.dim},
         {"nodes", 1 << p.dim},
         {"words", p.words},
-        {"ports", ports_name(p.ports)},
+        {"ports", port_policy_of(p.ports).option},
         {"ts", json_number(p.cost.t_s)},
         {"tw", json_number(p.cost.t_w)},
         {"verified", o.verified},
@@ -81,9 +79,9 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
         fmt::print("  {:<20}{}\n", label, text);
     };
     std::string header =
-        fmt::format("{} {}: dim {} ({} nodes), m = {} words of {}, {}-port, t_s = {}, t_w = {}",
-                    p.op, e.algo, p.dim, 1 << p.dim, p.words, to_string(p.type),
-                    ports_name(p.ports), number(p.cost.t_s), number(p.cost.t_w));
+        fmt::format("{} {}: dim {} ({} nodes), m = {} words of {}, {}, t_s = {}, t_w = {}", p.op,
+                    e.algo, p.dim, 1 << p.dim, p.words, to_string(p.type), to_string(p.ports),
+                    number(p.cost.t_s), number(p.cost.t_w));
     if (p.link_capacity != config{}.link_capacity)
         header += fmt::format(", link capacity {}", p.link_capacity);
     for (const auto& [name, value] : p.options)
@@ -139,7 +137,25 @@ void print_deadlock(const run_params& p, const deadlock_error& d) {
 struct run_command {
     run_params params;
     bool json = false;
+    std::string trace, svg;  // --trace FILE.json, --svg FILE.svg
+    bool wall_clock = false; // --trace-clock wall
 };
+
+// --trace and --svg: the run's Chrome trace and space-time diagram.
+void write_pictures(const run_command& c, const algorithm_entry& e, const run_report& r) {
+    if (!c.trace.empty()) {
+        std::ofstream f = open_output(c.trace);
+        write_chrome_trace(r, f,
+                           {c.wall_clock ? trace_clock::wall_time : trace_clock::virtual_time});
+    }
+    if (!c.svg.empty()) {
+        std::ofstream f = open_output(c.svg);
+        timeline_options o;
+        o.title = fmt::format("{} {} on a {}-cube: virtual time {}", c.params.op, e.algo,
+                              c.params.dim, number(r.virtual_time));
+        write_timeline_svg(r, f, o);
+    }
+}
 
 int run(run_command& c) {
     run_params& p = c.params;
@@ -147,6 +163,7 @@ int run(run_command& c) {
     if (p.root >= (1 << p.dim))
         throw usage_error(fmt::format("--root {} is outside 0..{} for --dim {}", p.root,
                                       (1 << p.dim) - 1, p.dim));
+    p.trace = !c.trace.empty() || !c.svg.empty();
     run_outcome o;
     try {
         o = run_algorithm(p);
@@ -174,6 +191,7 @@ int run(run_command& c) {
     // here (cheap, deterministic) to print what ran.
     p = resolved(p);
     const algorithm_entry& e = resolve_algorithm(p);
+    write_pictures(c, e, o.report);
     if (c.json)
         fmt::print("{}\n", json_line(run_json(p, e, o)));
     else
@@ -203,6 +221,16 @@ action add_run(CLI::App& hcube) {
     add_machine_options(app, p);
     add_data_options(app, p);
     app.add_flag("--json", c->json, "one JSON object instead of text");
+    add_value(
+        app, "--trace", [c](const std::string& v) { c->trace = v; },
+        "write a Chrome/Perfetto trace (Trace Event Format JSON): a track per node, a "
+        "slice per primitive call, a flow per message");
+    add_choice(
+        app, "--trace-clock", {"virtual", "wall"}, [c](std::size_t i) { c->wall_clock = i == 1; },
+        "the trace's time axis: virtual (default) or the emulation's wall clock");
+    add_value(
+        app, "--svg", [c](const std::string& v) { c->svg = v; },
+        "write the space-time diagram (up to 64 nodes)");
     add_catalog_options(app, cat, p);
 
     std::string ops;
@@ -225,16 +253,16 @@ namespace {
 // each port model, and why (with default options and --shift 1).
 std::string buffered_links_text(const algorithm_entry& e) {
     std::string when, why;
-    for (const port_model ports : {port_model::single_port, port_model::all_port}) {
+    for (const port_policy& ports : port_policies) {
         run_params p;
         p.op = e.op;
-        p.ports = ports;
+        p.ports = ports.model;
         for (const auto& o : e.options)
             p.options.try_emplace(o.name, o.fallback);
         for (p.dim = 1; p.dim <= max_dim; ++p.dim)
             if (const std::string w = buffered_links_need(e, p); !w.empty()) {
-                when += fmt::format("{}{}-port from d = {}", when.empty() ? "" : ", ",
-                                    ports_name(ports), p.dim);
+                when +=
+                    fmt::format("{}{} from d = {}", when.empty() ? "" : ", ", ports.name, p.dim);
                 if (why.empty()) why = w;
                 break;
             }

@@ -41,6 +41,36 @@ void catalog::add(algorithm_entry e) {
     entries_.push_back(std::move(e));
 }
 
+void catalog::set_auto(std::string_view op, std::span<const algorithm_record> table) {
+    auto_.insert_or_assign(std::string(op), table);
+}
+
+call_shape shape_of(const run_params& p) {
+    call_shape s;
+    s.dim = p.dim;
+    s.ports = p.ports;
+    s.t_s = p.cost.t_s;
+    s.t_w = p.cost.t_w;
+    s.words = double(p.words);
+    s.root = p.root;
+    s.shift = p.shift;
+    const auto ring = p.options.find("ring");
+    s.gray_ring = ring != p.options.end() && ring->second == "gray";
+    return s;
+}
+
+algorithm_entry entry_of(const algorithm_record& r) {
+    algorithm_entry e;
+    e.record = &r;
+    e.op = r.op;
+    e.algo = r.name;
+    e.source = r.source;
+    e.formula = r.formula;
+    e.unfit = [&r](const run_params& p) { return unfit(r, shape_of(p)); };
+    e.formula_time = [&r](const run_params& p) { return r.cost(shape_of(p)); };
+    return e;
+}
+
 std::vector<std::string> catalog::ops() const {
     std::vector<std::string> out;
     for (const auto& e : entries_)
@@ -86,24 +116,10 @@ std::string human_bytes(double bytes) {
 } // namespace
 
 const algorithm_entry* catalog::choose(const run_params& p) const {
-    // Every formula scales with (t_s, t_w) (sums of k t_s + W t_w, or maxima of
-    // them), so dividing both by a power of two keeps the order and the ties
-    // exactly, and keeps t_s = 1e308 finite.
-    run_params scaled = p;
-    if (const double top = std::max(p.cost.t_s, p.cost.t_w); top > 0 && std::isfinite(top)) {
-        const int e = std::ilogb(top);
-        scaled.cost.t_s = std::ldexp(p.cost.t_s, -e);
-        scaled.cost.t_w = std::ldexp(p.cost.t_w, -e);
-    }
-    const algorithm_entry* best = nullptr;
-    double best_time = std::numeric_limits<double>::infinity();
-    for (const auto* e : algorithms(p.op)) {
-        const run_params q = with_defaults(*e, scaled);
-        if (!e->unfit(q).empty()) continue;
-        const double t = e->formula_time(q);
-        if (!best || t < best_time) best = e, best_time = t;
-    }
-    return best;
+    const auto table = auto_.find(p.op);
+    if (table == auto_.end()) return nullptr;
+    const algorithm_record* r = cheapest(table->second, shape_of(p));
+    return r ? find(p.op, r->name) : nullptr;
 }
 
 std::string catalog::unfit_reasons(const run_params& p) const {
@@ -183,6 +199,7 @@ config machine_config(const run_params& p) {
     c.ports = p.ports;
     c.cost = p.cost;
     c.link_capacity = p.link_capacity;
+    c.trace = p.trace;
     c.links = p.links;
     return c;
 }
@@ -222,10 +239,9 @@ std::optional<exact_form> uneven_blocks_form(const run_params& p, std::size_t me
     return f;
 }
 
-algorithm_entry needs_buffers(algorithm_entry e, int min_dim, std::optional<port_model> only,
-                              std::string why) {
-    e.needs_buffered_links = [min_dim, only, why = std::move(why)](const run_params& p) {
-        return p.dim < min_dim || (only && p.ports != *only) ? std::string() : why;
+algorithm_entry needs_buffers(algorithm_entry e, int min_dim, std::string why) {
+    e.needs_buffered_links = [min_dim, why = std::move(why)](const run_params& p) {
+        return p.dim < min_dim ? std::string() : why;
     };
     return e;
 }

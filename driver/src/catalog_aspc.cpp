@@ -4,6 +4,7 @@
 #include <hcube/collectives/descend.hpp>
 #include <hcube/cost/aspc.hpp>
 #include <hcube/driver/dispatch.hpp>
+#include <hcube/driver/tridiag.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -17,12 +18,6 @@ namespace {
 
 namespace hs = aspc_schedule;
 
-std::string port_unfit(const run_params& p, port_model want) {
-    if (p.ports == want) return {};
-    return "needs the " + std::string(to_string(want)) + " model (this run is " +
-           std::string(to_string(p.ports)) + ")";
-}
-
 // --- ASPC ----------------------------------------------------------------------
 
 // Block j of logical node i: w values that name (i, j, k).
@@ -31,7 +26,7 @@ T aspc_value(node_id i, int j, std::size_t w, std::size_t k) {
     return input_value<T>(int(i), std::size_t(j) * w + k);
 }
 
-run_outcome run_aspc(machine& m, const run_params& p) {
+run_outcome run_aspc(machine& m, const run_params& p, const algorithm_record& rec) {
     return with_elem_type(p.type, [&]<class T>() {
         const int n = p.dim;
         const std::size_t P = std::size_t(1) << n, w = p.words, nw = std::size_t(n) * w;
@@ -64,10 +59,7 @@ run_outcome run_aspc(machine& m, const run_params& p) {
         note << r.steps << " steps; Theorem 2 lower bound " << hs::lower_bound_steps(n)
              << " (all-port), single-port counting bound " << hs::single_port_lower_bound_steps(n);
         if (!mismatch.empty()) note << "; " << mismatch;
-        const double formula = p.ports == port_model::all_port
-                                   ? cost::aspc_all_port(n, double(w), p.cost.t_s, p.cost.t_w)
-                                   : cost::aspc_single_port(n, double(w), p.cost.t_s, p.cost.t_w);
-        run_outcome o = make_outcome(r, formula, mismatch);
+        run_outcome o = make_outcome(r, rec.cost(shape_of(p)), mismatch);
         o.note = note.str();
         return o;
     });
@@ -75,21 +67,8 @@ run_outcome run_aspc(machine& m, const run_params& p) {
 
 // --- +-2^b-descend ----------------------------------------------------------------
 
-std::string descend_unfit(const run_params& p) {
-    const std::size_t M = p.words, N = std::size_t(1) << p.dim;
-    if (p.dim < 2) return "needs dimension >= 2 (this run has " + std::to_string(p.dim) + ")";
-    if (!std::has_single_bit(M))
-        return "--words M = " + std::to_string(M) + " is not a power of two";
-    if (M < N)
-        return "--words M = " + std::to_string(M) + " is smaller than N = " + std::to_string(N);
-    return {};
-}
-
 double descend_formula(const run_params& p, descend_schedule schedule) {
-    const auto [n, M, t_s, t_w] = std::tuple{p.dim, std::uint64_t(p.words), p.cost.t_s, p.cost.t_w};
-    if (p.ports == port_model::single_port) return cost::descend_single_port(n, M, t_s, t_w);
-    return schedule == descend_schedule::direct ? cost::descend_direct(n, M, t_s, t_w)
-                                                : cost::descend_pipelined(n, M, t_s, t_w);
+    return descend_cost(shape_of(p), schedule);
 }
 
 // Runs `kernel` on input `x` (indexed globally) with the schedule, and returns
@@ -186,77 +165,47 @@ run_outcome run_descend(machine& m, const run_params& p, descend_schedule schedu
 constexpr std::string_view aspc_sends_first =
     "each step's routes send before they receive, around cycles of nodes";
 
-// An aspc entry for the port model `want`; on 2 nodes under all-port each
-// step is one exchange.
-algorithm_entry aspc_entry(std::string algo, std::string source, std::string formula,
-                           port_model want) {
-    algorithm_entry e{
-        "aspc",
-        std::move(algo),
-        std::move(source),
-        std::move(formula),
-        {},
-        [want](const run_params& p) -> std::string {
-            if (p.dim < 1) return "needs dimension >= 1";
-            return port_unfit(p, want);
-        },
-        [](const run_params& p) {
-            return p.ports == port_model::all_port
-                       ? cost::aspc_all_port(p.dim, double(p.words), p.cost.t_s, p.cost.t_w)
-                       : cost::aspc_single_port(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
-        },
-        run_aspc};
-    return needs_buffers(std::move(e), want == port_model::all_port ? 2 : 1, std::nullopt,
-                         std::string(aspc_sends_first));
+// An aspc entry; under a port model with a port per link, 2 nodes exchange
+// in each step.
+algorithm_entry aspc_entry(const algorithm_record& r) {
+    algorithm_entry e = entry_of(r);
+    e.run = [&r](machine& m, const run_params& p) { return run_aspc(m, p, r); };
+    const bool per_link = port_policy_of(*r.needs.only_ports).port_per_link;
+    return needs_buffers(std::move(e), per_link ? 2 : 1, std::string(aspc_sends_first));
 }
 
-// A descend entry for one schedule. The direct schedule's all-port exchanges
-// pair up; under single-port, and in the pipelined ASPC rounds, sends come
-// before receives.
-algorithm_entry descend_entry(std::string algo, std::string source, std::string formula,
-                              option_spec kernel, descend_schedule schedule) {
-    algorithm_entry e{
-        "descend",
-        std::move(algo),
-        std::move(source),
-        std::move(formula),
-        {std::move(kernel)},
-        descend_unfit,
-        [schedule](const run_params& p) { return descend_formula(p, schedule); },
-        [schedule](machine& m, const run_params& p) { return run_descend(m, p, schedule); }};
-    return needs_buffers(std::move(e), 2,
-                         schedule == descend_schedule::direct
-                             ? std::optional(port_model::single_port)
-                             : std::nullopt,
-                         std::string(aspc_sends_first));
+// A descend entry for one schedule. The direct schedule's exchanges pair up
+// when a node may use several links at once; one link at a time, and in the
+// pipelined ASPC rounds, sends come before receives.
+algorithm_entry descend_entry(const algorithm_record& r, option_spec kernel) {
+    algorithm_entry e = entry_of(r);
+    const auto schedule = r.as<descend_schedule>();
+    e.options = {std::move(kernel)};
+    e.run = [schedule](machine& m, const run_params& p) { return run_descend(m, p, schedule); };
+    e.needs_buffered_links = [schedule](const run_params& p) -> std::string {
+        if (p.dim < 2 || (schedule == descend_schedule::direct &&
+                          port_policy_of(p.ports).several_links_at_once()))
+            return {};
+        return std::string(aspc_sends_first);
+    };
+    return e;
 }
 
 } // namespace
 
 void register_aspc(catalog& c) {
-    c.add(aspc_entry("four-step", "seed 001, section 3, Theorem 5, Tables 1-2",
-                     "4 (t_s + t_w w), 2 (t_s + t_w w) on 2 nodes, w = --words per element; "
-                     "Theorem 2: >= 4 steps for n > 2",
-                     port_model::all_port));
-    c.add(
-        aspc_entry("single-port", "seed 001, section 1 (one link per step) with Theorem 5's routes",
-                   "(4 log p - 2)(t_s + t_w w), w = --words per element", port_model::single_port));
-
+    for (const algorithm_record& r : aspc_records)
+        c.add(aspc_entry(r));
+    c.set_auto("aspc", aspc_records);
     const option_spec kernel{"kernel",
                              {"pcr", "prefix", "shift"},
                              "pcr",
                              "pcr: parallel cyclic reduction of a tridiagonal system (checked "
                              "against the Thomas algorithm); prefix: prefix sums; shift: cyclic "
                              "shift by --shift"};
-    c.add(descend_entry("direct", "seed 001, section 4 (direct: 2 log N M/N steps)",
-                        "all-port (2 log N - 1) M/N (t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
-                        "M = --words (seed: 2 log N M/N steps); single-port twice that",
-                        kernel, descend_schedule::direct));
-    c.add(descend_entry(
-        "pipelined", "seed 001, section 4 (pipelined ASPC rounds)",
-        "all-port (4 (log N + M/N - 1) - 2)(t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
-        "M = --words (seed: 4 (log M + M/N - 1) steps); single-port as direct",
-        kernel, descend_schedule::pipelined));
+    for (const algorithm_record& r : descend_records)
+        c.add(descend_entry(r, kernel));
+    c.set_auto("descend", descend_records);
 }
 
 } // namespace hcube::detail

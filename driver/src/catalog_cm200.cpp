@@ -33,10 +33,6 @@ cm200::options options_of(const run_params& p) {
     return o;
 }
 
-std::size_t parts_of(const run_params& p) {
-    return std::size_t(port_policy_of(p.ports).send_ports(p.dim));
-}
-
 // Bytes of one element on the wire (index motion adds a 32-bit index).
 std::size_t wire_bytes(const run_params& p) {
     const std::size_t elem = p.type == elem_type::int32 ? 4 : 8;
@@ -51,38 +47,19 @@ double tw_per_element(const run_params& p) {
                                   : p.cost.t_w * double(wire_bytes(p)) / double(p.cost.word_bytes);
 }
 
-double formula(cm200::allgather_algo a, const run_params& p) {
-    namespace f = cost::cm200;
-    using A = cm200::allgather_algo;
-    const double ts = p.cost.t_s, tw = tw_per_element(p);
-    const std::size_t m = p.words;
-    switch (a) {
-    case A::one_cycle:
-        return f::one_cycle(p.dim, m, ts, tw);
-    case A::d_cycles:
-        return f::d_cycles(p.dim, m, ts, tw);
-    case A::send_and_spread:
-        return f::send_and_spread(p.dim, m, parts_of(p), ts, tw);
-    case A::one_source_at_a_time:
-        return f::one_source_at_a_time(p.dim, m, parts_of(p), ts, tw);
-    }
-    return 0;
+// The record's cost with t_w per element (tw_per_element).
+double formula(const algorithm_record& r, const run_params& p) {
+    call_shape s = shape_of(p);
+    s.t_w = tw_per_element(p);
+    return r.cost(s);
 }
 
-double formula(cm200::reduce_scatter_algo a, const run_params& p) {
-    namespace f = cost::cm200;
-    using A = cm200::reduce_scatter_algo;
-    const double ts = p.cost.t_s, tw = tw_per_element(p);
-    const std::size_t m = p.words, n = std::size_t(1) << p.dim;
-    switch (a) {
-    case A::one_cycle:
-        return f::one_cycle(p.dim, m, ts, tw);
-    case A::d_cycles:
-        return f::d_cycles(p.dim, m, ts, tw);
-    case A::reduce_and_spread:
-        return f::reduce_and_spread(p.dim, n * m, parts_of(p), ts, tw);
-    }
-    return 0;
+template <class A>
+double formula(A a, const run_params& p) {
+    if constexpr (std::is_same_v<A, cm200::allgather_algo>)
+        return formula(record_of(cm200::allgather_records, a), p);
+    else
+        return formula(record_of(cm200::reduce_scatter_records, a), p);
 }
 
 template <class T>
@@ -165,19 +142,11 @@ const option_spec reduction_index_option{
     "every element"};
 
 template <class A>
-algorithm_entry entry(std::string op, A a, std::string source, std::string text,
-                      std::vector<option_spec> options) {
-    algorithm_entry e;
-    e.op = op;
-    e.algo = std::string(cm200::to_string(a));
-    e.source = std::move(source);
-    e.formula = std::move(text);
+algorithm_entry entry(const algorithm_record& r, std::vector<option_spec> options) {
+    algorithm_entry e = entry_of(r);
+    const auto a = r.as<A>();
     e.options = std::move(options);
-    e.unfit = [a](const run_params& p) -> std::string {
-        if (a != A::d_cycles) return {};
-        return unfit(cm200::detail::d_cycles_needs, "d-cycles", {.dim = p.dim, .ports = p.ports});
-    };
-    e.formula_time = [a](const run_params& p) { return formula(a, p); };
+    e.formula_time = [&r](const run_params& p) { return formula(r, p); };
     // Measured with link capacity 0 (tests/personalized/catalog_limits.cpp): a
     // cycle of two nodes is an exchange under all-port, a deadlock under
     // single-port, where a node's send must end before its receive starts.
@@ -210,25 +179,20 @@ algorithm_entry entry(std::string op, A a, std::string source, std::string text,
 void register_cm200(catalog& c) {
     using ag = cm200::allgather_algo;
     using rs = cm200::reduce_scatter_algo;
+    const auto& ags = cm200::allgather_records;
+    const auto& rss = cm200::reduce_scatter_records;
     const std::vector<option_spec> order{order_option};
     const std::vector<option_spec> order_index{order_option, index_option};
     const std::vector<option_spec> order_rindex{order_option, reduction_index_option};
-    const char* p_note = "; P = d parts all-port, 1 single-port";
-    c.add(entry("allgather", ag::one_cycle, "seed 002, 4.1, Figures 5 and 7",
-                "(2^d - 1)(t_s + t_w M')", order_index));
-    c.add(entry("allgather", ag::d_cycles, "seed 002, 4.2.1, Figures 8-11, 20",
-                "(2^d - 1)(t_s + t_w ceil(M'/d)), all-port", order_index));
-    c.add(entry("allgather", ag::send_and_spread, "seed 002, 5, alternative 3",
-                std::string("d t_s + t_w (N-1) M' + d (t_s + t_w ceil(N M'/P))") + p_note, order));
-    c.add(entry("allgather", ag::one_source_at_a_time, "seed 002, 5, alternative 1",
-                std::string("N d (t_s + t_w ceil(M'/P)) (an upper bound all-port)") + p_note,
-                order));
-    c.add(entry("reduce-scatter", rs::one_cycle, "seed 002, 4.1, Figure 6",
-                "(2^d - 1)(t_s + t_w m)", order_rindex));
-    c.add(entry("reduce-scatter", rs::d_cycles, "seed 002, 4.2.2-4.2.4, Figures 12-20",
-                "(2^d - 1)(t_s + t_w ceil(m/d)), all-port", order_rindex));
-    c.add(entry("reduce-scatter", rs::reduce_and_spread, "seed 002, 5, alternative 4, Figure 21",
-                std::string("d (t_s + t_w ceil(N m/P))") + p_note, order));
+    // Listed beside seed 000's algorithms of the same operations; `auto`
+    // chooses among the operations' own tables (allgather_records, ...).
+    c.add(entry<ag>(record_of(ags, ag::one_cycle), order_index));
+    c.add(entry<ag>(record_of(ags, ag::d_cycles), order_index));
+    c.add(entry<ag>(record_of(ags, ag::send_and_spread), order));
+    c.add(entry<ag>(record_of(ags, ag::one_source_at_a_time), order));
+    c.add(entry<rs>(record_of(rss, rs::one_cycle), order_rindex));
+    c.add(entry<rs>(record_of(rss, rs::d_cycles), order_rindex));
+    c.add(entry<rs>(record_of(rss, rs::reduce_and_spread), order));
 }
 
 } // namespace hcube::detail

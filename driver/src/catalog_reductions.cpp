@@ -98,25 +98,6 @@ run_outcome run_algo(machine& mc, const run_params& p, double f, bool inclusive)
         });
 }
 
-// A typed_entry whose formula time is form(d, m, t_s, t_w).
-template <class Runner>
-algorithm_entry entry(std::string op, std::string algo, std::string source, std::string formula,
-                      double (*form)(int, double, double, double), Runner runner,
-                      std::function<std::string(const run_params&)> unfit = {}) {
-    return typed_entry(
-        std::move(op), std::move(algo), std::move(source), std::move(formula),
-        [form](const run_params& p) {
-            return form(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
-        },
-        unfit ? std::move(unfit) : [](const run_params&) { return std::string(); }, runner);
-}
-
-std::string mesh_unfit(const run_params& p) {
-    if (p.dim % 2 == 0) return {};
-    return "needs an even dimension (a sqrt(p) x sqrt(p) mesh); dimension " +
-           std::to_string(p.dim) + " is odd";
-}
-
 // Eq. 4.14 is exact when p divides m; otherwise both phases' 2 log p steps
 // carry the largest blocks of allreduce_reduce_scatter_allgather.
 std::optional<exact_form> reduce_scatter_allgather_form(const run_params& p) {
@@ -133,44 +114,39 @@ constexpr auto runner =
 
 void register_reductions(catalog& c) {
     // words: each node's contribution.
-    c.add(entry("allgather", "hypercube", "seed 000, Alg. 4.7, Eq. 4.4", "t_s log p + t_w m (p-1)",
-                cost::allgather_hypercube, runner<allgather_algo::hypercube>));
+    c.add(typed_entry(record_of(allgather_records, allgather_algo::hypercube),
+                      runner<allgather_algo::hypercube>));
     // With link capacity 0 (tests/personalized/catalog_limits.cpp): two nodes
     // exchange; rings of 4 or more nodes deadlock.
-    c.add(needs_buffers(
-        entry("allgather", "ring", "seed 000, Alg. 4.4 on the Gray-code ring (4.6.2), Eq. 4.2",
-              "(t_s + t_w m)(p-1)", cost::allgather_ring, runner<allgather_algo::ring>),
-        2, std::nullopt, std::string(ring_sends_first)));
-    c.add(needs_buffers(entry("allgather", "mesh",
-                              "seed 000, Alg. 4.6 on the Gray-code embedded mesh (4.6.2), Eq. 4.3",
-                              "2 t_s (sqrt p - 1) + t_w m (p-1)", cost::allgather_mesh,
-                              runner<allgather_algo::mesh>, mesh_unfit),
-                        4, std::nullopt,
-                        std::string(ring_sends_first) + " (the mesh's rows and columns)"));
+    c.add(needs_buffers(typed_entry(record_of(allgather_records, allgather_algo::ring),
+                                    runner<allgather_algo::ring>),
+                        2, std::string(ring_sends_first)));
+    c.add(needs_buffers(typed_entry(record_of(allgather_records, allgather_algo::mesh),
+                                    runner<allgather_algo::mesh>),
+                        4, std::string(ring_sends_first) + " (the mesh's rows and columns)"));
+    c.set_auto("allgather", allgather_records);
     // words: each node's result block.
-    c.add(entry("reduce-scatter", "hypercube", "seed 000, Alg. 4.8 (ascending dimensions), Eq. 4.4",
-                "t_s log p + t_w m (p-1)", cost::reduce_scatter_hypercube,
-                runner<reduce_scatter_algo::hypercube>));
-    c.add(needs_buffers(
-        entry("reduce-scatter", "ring", "seed 000, Alg. 4.5 on the Gray-code ring (4.6.2), Eq. 4.2",
-              "(t_s + t_w m)(p-1)", cost::reduce_scatter_ring, runner<reduce_scatter_algo::ring>),
-        1, std::nullopt, std::string(ring_sends_first)));
+    c.add(typed_entry(record_of(reduce_scatter_records, reduce_scatter_algo::hypercube),
+                      runner<reduce_scatter_algo::hypercube>));
+    c.add(needs_buffers(typed_entry(record_of(reduce_scatter_records, reduce_scatter_algo::ring),
+                                    runner<reduce_scatter_algo::ring>),
+                        1, std::string(ring_sends_first)));
+    c.set_auto("reduce-scatter", reduce_scatter_records);
     // words: the whole message.
-    c.add(entry("allreduce", "hypercube", "seed 000, 4.3, Eq. 4.5", "(t_s + t_w m) log p",
-                cost::allreduce_hypercube, runner<allreduce_algo::hypercube>));
+    c.add(typed_entry(record_of(allreduce_records, allreduce_algo::hypercube),
+                      runner<allreduce_algo::hypercube>));
     algorithm_entry split =
-        entry("allreduce", "reduce-scatter-allgather", "seed 000, 4.7.1, Eq. 4.14",
-              "2 (t_s log p + t_w (p-1) m/p) if p | m", cost::allreduce_reduce_scatter_allgather,
-              runner<allreduce_algo::reduce_scatter_allgather>);
+        typed_entry(record_of(allreduce_records, allreduce_algo::reduce_scatter_allgather),
+                    runner<allreduce_algo::reduce_scatter_allgather>);
     split.exact = reduce_scatter_allgather_form;
     c.add(std::move(split));
-    c.add(entry("allreduce", "reduce-broadcast", "seed 000, Alg. 4.3 then Alg. 4.1 (4.3)",
-                "2 (t_s + t_w m) log p", cost::allreduce_reduce_broadcast,
-                runner<allreduce_algo::reduce_broadcast>));
-    c.add(entry("scan", "hypercube", "seed 000, Alg. 4.9", "(t_s + t_w m) log p",
-                cost::scan_hypercube, runner<true>));
-    c.add(entry("exscan", "hypercube", "seed 000, Alg. 4.9 (exclusive)", "(t_s + t_w m) log p",
-                cost::scan_hypercube, runner<false>));
+    c.add(typed_entry(record_of(allreduce_records, allreduce_algo::reduce_broadcast),
+                      runner<allreduce_algo::reduce_broadcast>));
+    c.set_auto("allreduce", allreduce_records);
+    c.add(typed_entry(scan_records[0], runner<true>));
+    c.set_auto("scan", scan_records);
+    c.add(typed_entry(exscan_records[0], runner<false>));
+    c.set_auto("exscan", exscan_records);
 }
 
 } // namespace hcube::detail

@@ -82,35 +82,12 @@ run_outcome run_gather(machine& mc, const run_params& p, double formula) {
         [&](int i) { return i == p.root ? std::optional(all) : std::nullopt; });
 }
 
-std::string root_unfit(const run_params& p) {
-    const int nodes = 1 << p.dim;
-    if (p.root < 0 || p.root >= nodes)
-        return "root " + std::to_string(p.root) + " is outside 0.." + std::to_string(nodes - 1);
-    return {};
-}
-
-// An entry that refuses a root outside 0..p-1 (typed_entry).
-template <class Runner>
-algorithm_entry entry(std::string op, std::string algo, std::string source, std::string formula,
-                      std::function<double(const run_params&)> formula_time, Runner runner,
-                      std::function<std::optional<exact_form>(const run_params&)> exact = {}) {
-    algorithm_entry e =
-        typed_entry(std::move(op), std::move(algo), std::move(source), std::move(formula),
-                    std::move(formula_time), root_unfit, runner);
-    e.exact = std::move(exact);
-    return e;
-}
-
 template <auto A>
 constexpr auto rooted_runner =
     []<class T>(machine& mc, const run_params& p, double f) { return run_rooted<T>(mc, p, f, A); };
 
-double binomial_time(const run_params& p) {
-    return cost::binomial_rooted(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
-}
-double split_broadcast_time(const run_params& p) {
-    return cost::broadcast_scatter_allgather(p.dim, p.words, p.root, p.cost.t_s, p.cost.t_w);
-}
+// The exact time of the splitting reduction (O(p log p); its record's cost
+// is the O(log p) bound the C++ `automatic` compares).
 double split_reduce_time(const run_params& p) {
     return cost::reduce_reduce_scatter_gather(p.dim, p.words, p.root, p.cost.t_s, p.cost.t_w);
 }
@@ -127,31 +104,38 @@ std::optional<exact_form> split_reduce_form(const run_params& p) {
         cost::reduce_reduce_scatter_gather_chain(p.dim, p.words, p.root, p.cost.t_s, p.cost.t_w);
     return uneven_blocks_form(p, c.messages, c.words);
 }
-double scatter_time(const run_params& p) {
-    return cost::scatter_binomial(p.dim, double(p.words), p.cost.t_s, p.cost.t_w);
+
+// An entry with an exact form for uneven blocks.
+algorithm_entry with_exact(algorithm_entry e,
+                           std::optional<exact_form> (*exact)(const run_params&)) {
+    e.exact = exact;
+    return e;
 }
 
 } // namespace
 
 void register_rooted(catalog& c) {
-    c.add(entry("broadcast", "binomial", "seed 000, Alg. 4.1/4.2, Eq. 4.1", "(t_s + t_w m) log p",
-                binomial_time, rooted_runner<broadcast_algo::binomial>));
-    c.add(entry("broadcast", "scatter-allgather", "seed 000, 4.7.1, Eq. 4.13",
-                "2 (t_s log p + t_w (p-1) m/p) if p | m", split_broadcast_time,
-                rooted_runner<broadcast_algo::scatter_allgather>, split_broadcast_form));
-    c.add(entry("reduce", "binomial", "seed 000, Alg. 4.3, Eq. 4.1", "(t_s + t_w m) log p",
-                binomial_time, rooted_runner<reduce_algo::binomial>));
-    c.add(entry("reduce", "reduce-scatter-gather", "seed 000, 4.7.1, Problem 4.17, Eq. 4.13",
-                "2 (t_s log p + t_w (p-1) m/p) if p | m", split_reduce_time,
-                rooted_runner<reduce_algo::reduce_scatter_gather>, split_reduce_form));
-    c.add(entry("scatter", "binomial", "seed 000, 4.4, Eq. 4.6", "t_s log p + t_w m (p-1)",
-                scatter_time, []<class T>(machine& mc, const run_params& p, double f) {
-                    return run_scatter<T>(mc, p, f);
-                }));
-    c.add(entry("gather", "binomial", "seed 000, 4.4, Eq. 4.6", "t_s log p + t_w m (p-1)",
-                scatter_time, []<class T>(machine& mc, const run_params& p, double f) {
-                    return run_gather<T>(mc, p, f);
-                }));
+    c.add(typed_entry(record_of(broadcast_records, broadcast_algo::binomial),
+                      rooted_runner<broadcast_algo::binomial>));
+    c.add(with_exact(typed_entry(record_of(broadcast_records, broadcast_algo::scatter_allgather),
+                                 rooted_runner<broadcast_algo::scatter_allgather>),
+                     split_broadcast_form));
+    c.set_auto("broadcast", broadcast_records);
+    c.add(typed_entry(record_of(reduce_records, reduce_algo::binomial),
+                      rooted_runner<reduce_algo::binomial>));
+    c.add(with_exact(typed_entry(record_of(reduce_records, reduce_algo::reduce_scatter_gather),
+                                 rooted_runner<reduce_algo::reduce_scatter_gather>,
+                                 split_reduce_time),
+                     split_reduce_form));
+    c.set_auto("reduce", reduce_records);
+    c.add(typed_entry(scatter_records[0], []<class T>(machine& mc, const run_params& p, double f) {
+        return run_scatter<T>(mc, p, f);
+    }));
+    c.set_auto("scatter", scatter_records);
+    c.add(typed_entry(gather_records[0], []<class T>(machine& mc, const run_params& p, double f) {
+        return run_gather<T>(mc, p, f);
+    }));
+    c.set_auto("gather", gather_records);
 }
 
 } // namespace hcube::detail

@@ -12,6 +12,7 @@
 #include <iomanip>
 #include <sstream>
 #include <system_error>
+#include <tuple>
 
 #include <pthread.h>
 #include <sched.h>
@@ -453,6 +454,40 @@ std::vector<blocked_wait> blocked_nodes(machine_state& m, std::vector<std::uint6
 
 } // namespace
 
+namespace {
+
+// The run's messages and calls in node order, each message linked to the call
+// that sent it and the one that took it: the n-th message taken from a link
+// (or, routed, from one source) is the n-th sent on it.
+void collect_trace(const machine_state& m, run_report& r,
+                   std::chrono::steady_clock::time_point t0) {
+    const std::int64_t origin = t0.time_since_epoch().count();
+    std::vector<std::int64_t> first_call(std::size_t(m.p));
+    std::map<std::tuple<int, int, int>, std::deque<std::size_t>> sent; // (from, to, dim)
+    for (int i = 0; i < m.p; ++i) {
+        const node_state& s = m.nodes[i];
+        first_call[std::size_t(i)] = std::int64_t(r.calls.size());
+        for (call_record c : s.calls) {
+            c.wall_start -= origin;
+            c.wall_end -= origin;
+            r.calls.push_back(c);
+        }
+        for (trace_record t : s.trace) {
+            t.send_call += first_call[std::size_t(i)];
+            sent[{t.from, t.to, t.dim}].push_back(r.trace.size());
+            r.trace.push_back(t);
+        }
+    }
+    for (int i = 0; i < m.p; ++i)
+        for (const auto& got : m.nodes[i].receipts) {
+            auto& queue = sent[{got.from, i, got.dim}];
+            r.trace[queue.front()].recv_call = first_call[std::size_t(i)] + got.call;
+            queue.pop_front();
+        }
+}
+
+} // namespace
+
 run_report machine::run(const std::function<void(node&)>& program) {
     if (inside_node_program) throw usage_error("machine::run called from inside a node program");
     machine_state& m = *state_;
@@ -463,6 +498,8 @@ run_report machine::run(const std::function<void(node&)>& program) {
         s.recv_port = {};
         std::fill(s.sent.begin(), s.sent.end(), link_stats{});
         s.trace.clear();
+        s.calls.clear();
+        s.receipts.clear();
         s.error = nullptr;
         s.routed_seq = 0;
         s.parked.store(false, std::memory_order_relaxed);
@@ -506,9 +543,12 @@ run_report machine::run(const std::function<void(node&)>& program) {
                 continue;
             }
             if (now - stable_since < m.cfg.deadlock_grace) continue;
-            for (auto& w : waits)
-                w.what =
-                    describe(m.cfg.dim, m.nodes[w.node].waiting_for) + pending_messages(m, w.node);
+            for (auto& w : waits) {
+                const wait_info& info = m.nodes[w.node].waiting_for;
+                w.what = describe(m.cfg.dim, info) + pending_messages(m, w.node);
+                w.dim = info.dim;
+                w.peer = info.peer;
+            }
             deadlock = std::move(waits);
             m.cancel(deadlock_marker);
         }
@@ -571,8 +611,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     }
     for (const auto& fix : m.routes.trace_fixes())
         m.nodes[fix.node].trace[fix.index].arrival = fix.arrival;
-    for (int i = 0; i < m.p; ++i)
-        r.trace.insert(r.trace.end(), m.nodes[i].trace.begin(), m.nodes[i].trace.end());
+    if (m.cfg.trace) collect_trace(m, r, t0);
     r.routed_messages = m.routes.messages();
     r.congestion = m.routes.congestion();
     return r;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -191,6 +192,40 @@ private:
     int n_ = 0;
 };
 
+// The neighbour across dimension k, or -1 for a k the call will refuse.
+int across_of(int id, int dim, int k) {
+    return k >= 0 && k < dim ? id ^ (1 << k) : -1;
+}
+
+// One primitive call: config::on_call sees the node first; with config::trace
+// the call is recorded (call_record) from entry to return.
+class call_scope {
+public:
+    call_scope(node& me, machine_state& m, node_state& s, call_kind kind, int dim, int peer)
+        : s_(s)
+        , on_(m.cfg.trace) {
+        if (m.cfg.on_call) m.cfg.on_call(me);
+        if (on_)
+            s.calls.push_back(
+                {me.id(), kind, dim, peer, s.clock.steps, s.clock.time, 0, wall_ns(), 0});
+    }
+    call_scope(const call_scope&) = delete;
+    call_scope& operator=(const call_scope&) = delete;
+    ~call_scope() {
+        if (!on_) return;
+        call_record& c = s_.calls.back();
+        c.end = s_.clock.time;
+        c.wall_end = wall_ns();
+    }
+
+private:
+    static std::int64_t wall_ns() {
+        return std::chrono::steady_clock::now().time_since_epoch().count();
+    }
+    node_state& s_;
+    bool on_;
+};
+
 } // namespace
 
 int node::neighbor(int k) const {
@@ -302,7 +337,8 @@ struct access {
         s.sent[k].messages += 1;
         s.sent[k].bytes += bytes;
         if (m.cfg.trace)
-            s.trace.push_back({id, peer, k, start.steps, start.time, (start + dur).time, bytes});
+            s.trace.push_back({id, peer, k, start.steps, start.time, (start + dur).time, bytes,
+                               std::int64_t(s.calls.size()) - 1});
         return l.pushed();
     }
 
@@ -365,6 +401,7 @@ struct access {
         l.pop();
         m.wake(m.nodes[id ^ (1 << k)]);
         charge_receive(m, s, arrival, dur);
+        if (m.cfg.trace) s.receipts.push_back({id ^ (1 << k), k, std::int64_t(s.calls.size()) - 1});
     }
 
     void recv_exact(int k, void* data, std::size_t bytes, std::size_t elem, std::uint32_t type) {
@@ -397,10 +434,12 @@ decltype(auto) with_access(machine_state& m, node_state& s, int id, F&& f) {
 } // namespace
 
 void node::send_bytes(int k, bytes_view out) {
+    call_scope scope(*this, *m_, *s_, call_kind::send, k, across_of(id_, dim_, k));
     with_access(*m_, *s_, id_, [&](auto a) { a.send(k, out.data, out.bytes, out.elem, out.type); });
 }
 
 void node::recv_bytes(int k, bytes_span in) {
+    call_scope scope(*this, *m_, *s_, call_kind::recv, k, across_of(id_, dim_, k));
     with_access(*m_, *s_, id_, [&](auto a) {
         a.check_dim(k, "recv");
         a.recv_exact(k, in.data, in.bytes, in.elem, in.type);
@@ -408,6 +447,7 @@ void node::recv_bytes(int k, bytes_span in) {
 }
 
 void node::recv_any_size(int k, sink in) {
+    call_scope scope(*this, *m_, *s_, call_kind::recv, k, across_of(id_, dim_, k));
     with_access(*m_, *s_, id_, [&](auto a) {
         a.check_dim(k, "recv");
         a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
@@ -433,6 +473,7 @@ void exchange_on(Access a, int k, const void* out, std::size_t bytes, std::size_
 } // namespace
 
 void node::exchange_bytes(int k, bytes_view out, bytes_span in) {
+    call_scope scope(*this, *m_, *s_, call_kind::exchange, k, across_of(id_, dim_, k));
     with_access(*m_, *s_, id_, [&](auto a) {
         exchange_on(a, k, out.data, out.bytes, out.elem, out.type,
                     [&](auto& a) { a.recv_exact(k, in.data, in.bytes, in.elem, in.type); });
@@ -440,6 +481,7 @@ void node::exchange_bytes(int k, bytes_view out, bytes_span in) {
 }
 
 void node::exchange_any_size(int k, bytes_view out, sink in) {
+    call_scope scope(*this, *m_, *s_, call_kind::exchange, k, across_of(id_, dim_, k));
     with_access(*m_, *s_, id_, [&](auto a) {
         exchange_on(a, k, out.data, out.bytes, out.elem, out.type, [&](auto& a) {
             a.recv_sink(k, {in.ctx, in.alloc, in.elem, in.type});
@@ -528,10 +570,12 @@ int recv_any_on(Access a, const byte_sink& in) {
 } // namespace
 
 void node::exchange_all_bytes(const raw_transfer* ops, std::size_t n) {
+    call_scope scope(*this, *m_, *s_, call_kind::exchange_all, -1, -1);
     with_access(*m_, *s_, id_, [&](auto a) { exchange_all_on(a, ops, n); });
 }
 
 int node::recv_any_link(sink in) {
+    call_scope scope(*this, *m_, *s_, call_kind::recv_any, -1, -1);
     return with_access(*m_, *s_, id_, [&](auto a) {
         return recv_any_on(a, {in.ctx, in.alloc, in.elem, in.type});
     });
@@ -544,6 +588,7 @@ int node::recv_any_link(sink in) {
 // arrival (the router buffers it where it waits), so the sender never waits
 // for the router.
 void node::send_routed_bytes(int dest, bytes_view out) {
+    call_scope scope(*this, *m_, *s_, call_kind::send_routed, -1, dest);
     machine_state& m = *m_;
     const int p = 1 << dim_;
     if (dest < 0 || dest >= p)
@@ -559,7 +604,8 @@ void node::send_routed_bytes(int dest, bytes_view out) {
     std::vector<unsigned char> data(out.bytes);
     if (out.bytes) std::memcpy(data.data(), out.data, out.bytes);
     if (m.cfg.trace) // the arrival is filled in when the router places it
-        s_->trace.push_back({id_, dest, -1, start.steps, start.time, start.time, out.bytes});
+        s_->trace.push_back({id_, dest, -1, start.steps, start.time, start.time, out.bytes,
+                             std::int64_t(s_->calls.size()) - 1});
     node_state& d = m.nodes[dest];
     routed_message* msg;
     {
@@ -636,6 +682,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
         if (it->second.empty()) s.routed_inbox.erase(it);
     }
     charge_receive(m, s, arrival, dur);
+    if (m.cfg.trace) s.receipts.push_back({source, -1, std::int64_t(s.calls.size()) - 1});
 }
 
 std::string routed_from(int source) {
@@ -654,6 +701,7 @@ void check_routed(int id, int source, const routed_message& msg, std::size_t byt
 } // namespace
 
 void node::recv_routed_bytes(int source, bytes_span in) {
+    call_scope scope(*this, *m_, *s_, call_kind::recv_routed, -1, source);
     take_routed(*m_, *s_, id_, source, in.bytes, true, [&](const routed_message& msg) {
         check_routed(id_, source, msg, in.bytes, in.elem, in.type, true);
         if (in.bytes) std::memcpy(in.data, msg.data.data(), in.bytes);
@@ -661,6 +709,7 @@ void node::recv_routed_bytes(int source, bytes_span in) {
 }
 
 void node::recv_routed_any_size(int source, sink in) {
+    call_scope scope(*this, *m_, *s_, call_kind::recv_routed, -1, source);
     take_routed(*m_, *s_, id_, source, 0, false, [&](const routed_message& msg) {
         check_routed(id_, source, msg, 0, in.elem, in.type, false);
         void* dst = in.alloc(in.ctx, msg.data.size());

@@ -52,6 +52,26 @@ std::string run_report::summary() const {
     return os.str();
 }
 
+std::string_view to_string(call_kind k) noexcept {
+    switch (k) {
+    case call_kind::send:
+        return "send";
+    case call_kind::recv:
+        return "recv";
+    case call_kind::exchange:
+        return "exchange";
+    case call_kind::exchange_all:
+        return "exchange_all";
+    case call_kind::recv_any:
+        return "recv_any";
+    case call_kind::send_routed:
+        return "send_routed";
+    case call_kind::recv_routed:
+        return "recv_routed";
+    }
+    return "?";
+}
+
 std::ostream& operator<<(std::ostream& os, const run_report& r) {
     return os << r.summary();
 }

@@ -233,6 +233,14 @@ struct alignas(cache_line) node_state {
     }
     owned<link_stats> sent; // direct traffic per out link
     owned<trace_record> trace;
+    owned<call_record> calls; // config::trace: this node's primitive calls
+    // config::trace: each message taken, in order (dim -1: routed), with the
+    // index in `calls` of the call that took it.
+    struct receipt {
+        int from, dim;
+        std::int64_t call;
+    };
+    owned<receipt> receipts;
     std::exception_ptr error;
     std::uint64_t routed_seq = 0; // routed messages sent this run: the next one's tie-break
 

@@ -6,6 +6,7 @@
 
 #include <hcube/collectives/descend.hpp>
 #include <hcube/cost/aspc.hpp>
+#include <hcube/driver/tridiag.hpp>
 #include <hcube/machine.hpp>
 
 #include <test_support.hpp>

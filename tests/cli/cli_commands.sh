@@ -31,7 +31,7 @@ usage_error "hcube info: unexpected argument 'extra'" info --dim 2 extra
 usage_error "hcube list: unexpected argument 'extra'" list extra
 usage_error "hcube list: unknown option '--json'" list --json
 usage_error "hcube run: unknown option '--dimm' (did you mean --dim?)" run alltoall --dimm 3
-usage_error "hcube run: --ports 'both' is not all or single" run alltoall --ports both
+usage_error "hcube run: --ports 'both' is not single or all" run alltoall --ports both
 usage_error "hcube run: unexpected argument 'extra'" run alltoall extra
 # No command at all: the overview on stdout, status 2.
 "$hcube" >/dev/null 2>&1

@@ -1,10 +1,10 @@
 // The catalog's verification (hcube/driver/dispatch.hpp) on results that
 // are wrong on purpose. Every catalog and CLI test asserts `verified`; these
 // show that a wrong result is not verified and that the note names the node,
-// the element and both values. The catalog's entries (except the personalized
-// ones, which compare in their own source) reach their verdict through
-// first_mismatch and make_outcome, and the rooted and reduction entries run
-// through run_verified and typed_entry, all exercised here.
+// the element and both values. Every catalog entry reaches its verdict
+// through first_mismatch and make_outcome (the one verification harness); the
+// rooted, reduction and personalized entries run through run_verified, the
+// rooted and reduction ones through typed_entry, all exercised here.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -70,9 +70,9 @@ algorithm_entry reduce_entry() {
             [&](node& me, std::vector<T>& v) { reduce(me, std::span(v), p.root, Op{}); },
             [&](int k) { return k == p.root ? std::optional(sum) : std::nullopt; });
     };
-    return detail::typed_entry(
-        "reduce", "test", "test", "0", [](const run_params&) { return 0.0; },
-        [](const run_params&) { return std::string(); }, runner);
+    static constexpr algorithm_record record{
+        "reduce", "test", 0, "test", "0", [](const call_shape&) { return 0.0; }};
+    return detail::typed_entry(record, runner);
 }
 
 } // namespace

@@ -6,10 +6,12 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <hcube/collectives/record.hpp>
 #include <hcube/machine.hpp>
 
 namespace hcube {
@@ -35,6 +37,8 @@ struct run_params {
     // The link implementation (config::links; automatic: HCUBE_LINKS, else ring).
     link_impl links = link_impl::automatic;
     elem_type type = elem_type::int32;
+    // Record every message and primitive call (config::trace) in the report.
+    bool trace = false;
     // Operation-specific choices (--order, --index, --kernel, --schedule, ...),
     // validated against the entry's option_specs, defaults filled in.
     std::map<std::string, std::string> options;
@@ -65,6 +69,9 @@ struct exact_form {
 };
 
 struct algorithm_entry {
+    // The algorithm's record (collectives/: name, seed section, formula, cost,
+    // requirements); entry_of fills the fields below from it.
+    const algorithm_record* record = nullptr;
     std::string op;      // e.g. "allgather"
     std::string algo;    // e.g. "hypercube"
     std::string source;  // e.g. "seed 000, Alg. 4.7, Eq. 4.4"
@@ -85,13 +92,15 @@ struct algorithm_entry {
 class catalog {
 public:
     void add(algorithm_entry e);
+    // The records `auto` chooses among for `op`: the table the operation's
+    // C++ `automatic` uses, so both pick the same algorithm.
+    void set_auto(std::string_view op, std::span<const algorithm_record> table);
     const std::vector<algorithm_entry>& entries() const noexcept { return entries_; }
     std::vector<std::string> ops() const; // in registration order, no repeats
     std::vector<const algorithm_entry*> algorithms(std::string_view op) const;
     const algorithm_entry* find(std::string_view op, std::string_view algo) const;
-    // `auto`: the fitting algorithm with the smallest formula time (Table 4.1
-    // takes the minimum of its expressions the same way), compared at costs
-    // scaled by a power of two so that huge t_s, t_w cannot make them all inf.
+    // `auto`: cheapest() over the operation's auto table (the fitting record
+    // with the smallest cost, the first on a tie), as the C++ `automatic`.
     const algorithm_entry* choose(const run_params& p) const;
     // Why each algorithm of p.op does not fit, "algo: reason; ...": what `auto`
     // reports when choose finds nothing.
@@ -99,7 +108,17 @@ public:
 
 private:
     std::vector<algorithm_entry> entries_;
+    std::map<std::string, std::span<const algorithm_record>, std::less<>> auto_;
 };
+
+// What a record's cost and requirements see of a run: words = --words, the
+// root, the shift, the array of --ring (a node program's natural one, id,
+// when not given), a commuting operator (the catalog reduces with plus).
+call_shape shape_of(const run_params& p);
+
+// An entry with the record's name, source, formula, requirements (unfit) and
+// cost (formula_time); the caller adds run and whatever else it has.
+algorithm_entry entry_of(const algorithm_record& r);
 
 const catalog& builtin_catalog();
 
@@ -154,9 +173,8 @@ std::optional<exact_form> uneven_blocks_form(const run_params& p, std::size_t me
                                              std::size_t words);
 
 // `e` marked as deadlocking with link_capacity 0, for `why`, on cubes of
-// dimension >= min_dim under `only` (both port models when nullopt).
-algorithm_entry needs_buffers(algorithm_entry e, int min_dim, std::optional<port_model> only,
-                              std::string why);
+// dimension >= min_dim.
+algorithm_entry needs_buffers(algorithm_entry e, int min_dim, std::string why);
 // Why ring algorithms need buffered links.
 inline constexpr std::string_view ring_sends_first =
     "every node sends to its successor on a ring before it receives from its predecessor";

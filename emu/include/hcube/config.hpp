@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string_view>
 
 namespace hcube {
+
+class node;
 
 // Largest dimension a machine accepts: 2^16 node threads is already far past
 // what a laptop schedules well; 12 (4096 threads) is the tested ceiling.
@@ -143,8 +146,12 @@ struct config {
     // copies straight from the sender's buffer (one copy, MPI's rendezvous
     // protocol), so such an exchange completes only once the peer received it.
     std::size_t eager_limit = 4096;
-    // Record every message (sender, link, step, times, bytes) in the run report.
+    // Record every message (sender, link, step, times, bytes) and every
+    // primitive call in the run report.
     bool trace = false;
+    // Called on the node's own thread as each primitive call begins (before
+    // it moves data or time); `hcube draw` snapshots the node's buffers here.
+    std::function<void(node&)> on_call{};
     // With no more nodes than CPUs this process may use (those the thread that
     // constructs the machine may run on), bind node i to the i-th of them, as
     // MPI binds ranks to cores: spinning nodes then never share a core or

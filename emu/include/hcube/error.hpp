@@ -51,6 +51,8 @@ struct blocked_wait {
     // e.g. "recv on dim 2 from node 4, expecting 8 bytes; 1 message pending on
     // dim 0 from node 1, 16 bytes": the wait, then what it left unread.
     std::string what;
+    int dim = -1;  // the link it waits on (-1: any link, or routed)
+    int peer = -1; // the node it waits for (-1: any)
 };
 
 // Every unfinished node was blocked with nothing in flight that could wake it.

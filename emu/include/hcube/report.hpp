@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <hcube/config.hpp>
@@ -35,6 +36,26 @@ struct trace_record {
     double start = 0;      // virtual time the message left
     double arrival = 0;    // virtual time it arrived
     std::uint64_t bytes = 0;
+    // Indices into run_report::calls of the call that sent it and of the one
+    // that received it (-1: never received).
+    std::int64_t send_call = -1, recv_call = -1;
+};
+
+// The node primitive a call_record is about.
+enum class call_kind { send, recv, exchange, exchange_all, recv_any, send_routed, recv_routed };
+std::string_view to_string(call_kind k) noexcept;
+
+// One primitive call of a node program, recorded when config::trace is set.
+struct call_record {
+    int node = 0;
+    call_kind kind = call_kind::send;
+    int dim = -1;          // its link; -1 for exchange_all, recv_any and routed calls
+    int peer = -1;         // the node at the other end (routed: destination or source)
+    std::int64_t step = 0; // the node's step count when the call began
+    double start = 0;      // the node's virtual clock when the call began
+    double end = 0;        // ... and when it returned
+    // Wall clock (steady_clock, ns since the run started) at entry and return.
+    std::int64_t wall_start = 0, wall_end = 0;
 };
 
 struct run_report {
@@ -55,6 +76,7 @@ struct run_report {
     std::vector<congestion_event> congestion;
     double wall_seconds = 0;
     std::vector<trace_record> trace; // in (from, send order); empty unless config::trace
+    std::vector<call_record> calls;  // in (node, call order); empty unless config::trace
 
     const link_stats& link(int from, int k) const { return links[std::size_t(from) * dim + k]; }
     std::uint64_t max_link_bytes() const;

@@ -70,6 +70,31 @@ struct algorithm_record {
     }
 };
 
+// The catalog name of enumerator `a` in `table` ("?" if it has none).
+constexpr std::string_view name_of(std::span<const algorithm_record> table, int a) noexcept {
+    for (const algorithm_record& r : table)
+        if (r.value == a) return r.name;
+    return "?";
+}
+
+// The enumerator whose record in `table` is named `name`.
+template <class Enum>
+constexpr std::optional<Enum> parse_name(std::span<const algorithm_record> table,
+                                         std::string_view name) noexcept {
+    for (const algorithm_record& r : table)
+        if (r.name == name) return r.as<Enum>();
+    return std::nullopt;
+}
+
+// The record of enumerator `a` in `table`.
+template <class Enum>
+const algorithm_record& record_of(std::span<const algorithm_record> table, Enum a) {
+    for (const algorithm_record& r : table)
+        if (r.value == int(a)) return r;
+    throw usage_error("no record for algorithm " + std::to_string(int(a)) + " of " +
+                      std::string(table.front().op));
+}
+
 // Why `needs` does not hold for `s` ("" when it does), naming the values.
 inline std::string unfit(const requirements& needs, std::string_view name, const call_shape& s) {
     const std::string d = std::to_string(s.dim);

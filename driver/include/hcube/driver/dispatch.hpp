@@ -97,27 +97,20 @@ run_outcome run_verified(machine& mc, double formula_time,
     return make_outcome(std::move(report), formula_time, std::move(mismatch));
 }
 
-// An entry whose run() dispatches on the element type,
+// The record's entry (entry_of) whose run() dispatches on the element type,
 // runner.template operator()<T>(machine, params, formula_time(params)), and
-// notes that the formula assumes single-port when an all-port run noted
-// nothing else.
+// notes that the formula assumes single-port when a run whose nodes may use
+// several links at once noted nothing else. `formula_time` replaces the
+// record's cost where the catalog prints a more exact form.
 template <class Runner>
-algorithm_entry typed_entry(std::string op, std::string algo, std::string source,
-                            std::string formula,
-                            std::function<double(const run_params&)> formula_time,
-                            std::function<std::string(const run_params&)> unfit, Runner runner) {
-    algorithm_entry e;
-    e.op = std::move(op);
-    e.algo = std::move(algo);
-    e.source = std::move(source);
-    e.formula = std::move(formula);
-    e.unfit = std::move(unfit);
-    e.formula_time = formula_time;
-    e.run = [formula_time, runner](machine& mc, const run_params& p) {
-        run_outcome o = with_elem_type(p.type, [&]<class T>() {
-            return runner.template operator()<T>(mc, p, formula_time(p));
-        });
-        if (p.ports != port_model::single_port && o.note.empty())
+algorithm_entry typed_entry(const algorithm_record& r, Runner runner,
+                            std::function<double(const run_params&)> formula_time = {}) {
+    algorithm_entry e = entry_of(r);
+    if (formula_time) e.formula_time = std::move(formula_time);
+    e.run = [time = e.formula_time, runner](machine& mc, const run_params& p) {
+        run_outcome o = with_elem_type(
+            p.type, [&]<class T>() { return runner.template operator()<T>(mc, p, time(p)); });
+        if (port_policy_of(p.ports).several_links_at_once() && o.note.empty())
             o.note = "the formula assumes single-port";
         return o;
     };

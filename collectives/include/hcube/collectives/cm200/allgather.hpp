@@ -31,19 +31,6 @@ namespace hcube::cm200 {
 
 enum class allgather_algo { one_cycle, d_cycles, send_and_spread, one_source_at_a_time };
 
-constexpr std::string_view to_string(allgather_algo a) noexcept {
-    switch (a) {
-    case allgather_algo::one_cycle:
-        return "one-cycle";
-    case allgather_algo::d_cycles:
-        return "d-cycles";
-    case allgather_algo::send_and_spread:
-        return "send-and-spread";
-    case allgather_algo::one_source_at_a_time:
-        return "one-source-at-a-time";
-    }
-    return "?";
-}
 // words: M', each node's contribution.
 inline constexpr algorithm_record allgather_records[] = {
     {"allgather", "one-cycle", int(allgather_algo::one_cycle), "seed 002, 4.1, Figures 5 and 7",
@@ -73,11 +60,11 @@ inline constexpr algorithm_record allgather_records[] = {
      }},
 };
 
+constexpr std::string_view to_string(allgather_algo a) noexcept {
+    return name_of(allgather_records, int(a));
+}
 constexpr std::optional<allgather_algo> parse_allgather_algo(std::string_view s) noexcept {
-    for (auto a : {allgather_algo::one_cycle, allgather_algo::d_cycles,
-                   allgather_algo::send_and_spread, allgather_algo::one_source_at_a_time})
-        if (to_string(a) == s) return a;
-    return std::nullopt;
+    return parse_name<allgather_algo>(allgather_records, s);
 }
 
 namespace detail {

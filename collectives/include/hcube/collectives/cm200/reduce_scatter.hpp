@@ -42,17 +42,6 @@ namespace hcube::cm200 {
 
 enum class reduce_scatter_algo { one_cycle, d_cycles, reduce_and_spread };
 
-constexpr std::string_view to_string(reduce_scatter_algo a) noexcept {
-    switch (a) {
-    case reduce_scatter_algo::one_cycle:
-        return "one-cycle";
-    case reduce_scatter_algo::d_cycles:
-        return "d-cycles";
-    case reduce_scatter_algo::reduce_and_spread:
-        return "reduce-and-spread";
-    }
-    return "?";
-}
 // words: m, each node's result block (M = N m inputs per node).
 inline constexpr algorithm_record reduce_scatter_records[] = {
     {"reduce-scatter", "one-cycle", int(reduce_scatter_algo::one_cycle), "seed 002, 4.1, Figure 6",
@@ -75,12 +64,12 @@ inline constexpr algorithm_record reduce_scatter_records[] = {
      }},
 };
 
+constexpr std::string_view to_string(reduce_scatter_algo a) noexcept {
+    return name_of(reduce_scatter_records, int(a));
+}
 constexpr std::optional<reduce_scatter_algo>
 parse_reduce_scatter_algo(std::string_view s) noexcept {
-    for (auto a : {reduce_scatter_algo::one_cycle, reduce_scatter_algo::d_cycles,
-                   reduce_scatter_algo::reduce_and_spread})
-        if (to_string(a) == s) return a;
-    return std::nullopt;
+    return parse_name<reduce_scatter_algo>(reduce_scatter_records, s);
 }
 
 namespace detail {

@@ -1,0 +1,87 @@
+// Pictures of a run (issue 12): a Chrome/Perfetto trace, a space-time diagram
+// (SVG), and step-by-step pictures of an algorithm drawn as the seeds draw them,
+// labelled with what every node holds after each step of a real run.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <hcube/catalog.hpp>
+#include <hcube/error.hpp>
+#include <hcube/report.hpp>
+
+namespace hcube {
+
+// ---- traces -------------------------------------------------------------------
+
+enum class trace_clock { virtual_time, wall_time };
+
+struct trace_options {
+    // The time axis: virtual time (1 unit drawn as 1 ms, so t_s = 1 reads as
+    // 1 ms) or the wall clock of the emulation. The metadata says which.
+    trace_clock clock = trace_clock::virtual_time;
+};
+
+// Trace Event Format JSON (Perfetto, chrome://tracing): one track per node, a
+// slice per primitive call with its link, peer, bytes and step in `args`, one
+// flow arrow per message from the call that sent it to the call that took it.
+// The report must come from a run with config::trace (else usage_error).
+void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o = {});
+
+// ---- space-time diagram ---------------------------------------------------------
+
+struct timeline_options {
+    int max_nodes = 64; // more nodes: usage_error (a smear, not a picture)
+    double width = 960; // pixels of the time axis
+    std::string title;  // drawn above the axis
+};
+
+// Nodes as horizontal lines, virtual time along x with a scale, every message
+// an arrow (class "msg") from (sender, start) to (receiver, arrival) coloured by
+// dimension, congestion delays as red bars, the critical path highlighted.
+void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options o = {});
+
+// The messages of the critical path, as indices into r.trace, last first: the
+// chain of messages whose arrivals set the final clock of the latest node.
+std::vector<std::size_t> critical_path(const run_report& r);
+
+// ---- step pictures --------------------------------------------------------------
+
+// What one run of an algorithm looked like, step by step: the messages of each
+// step and the label of every node after it, read from the node's buffers
+// (the algorithm ran on symbolic elements that name their origin).
+struct step_state {
+    std::vector<std::size_t> messages;            // indices into report.trace sent in this step
+    std::vector<std::string> carried;             // per message: what it brought its receiver
+    std::vector<std::string> labels;              // per node: "(0,1,2,3)", "[0..3]", ...
+    std::vector<std::vector<std::string>> memory; // table mode: per node, per location
+};
+
+struct algorithm_steps {
+    run_params params; // auto resolved
+    std::string title; // "allgather hypercube on a 3-cube (8 nodes)"
+    std::string source, formula;
+    run_report report;
+    std::vector<step_state> steps; // steps[0]: before the first step
+    bool table = false;            // CM-200 memory tables (seed 002, Figures 8-11)
+};
+
+// Runs p's algorithm on symbolic data with tracing and snapshots every node's
+// buffers as each primitive call begins and when the node finishes. Throws
+// usage_error for what cannot be drawn (p > 64 nodes, an operation without a
+// symbolic driver), deadlock_error when the run deadlocks.
+algorithm_steps record_steps(run_params p);
+
+// One SVG per step (index = step), and the self-contained HTML page with all
+// of them, previous/next buttons, a slider and the arrow keys.
+std::vector<std::string> step_svgs(const algorithm_steps& s);
+void write_steps_html(const algorithm_steps& s, std::ostream& os);
+
+// The wait-for graph of a deadlock on a d-cube: who waits for whom, on which
+// link; as an SVG, and as a one-picture HTML page with the report's text.
+std::string wait_for_svg(const deadlock_error& e, int dim);
+void write_wait_for_html(const deadlock_error& e, const run_params& p, std::ostream& os);
+
+} // namespace hcube

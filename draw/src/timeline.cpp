@@ -1,0 +1,173 @@
+// write_timeline_svg: the space-time diagram of a run (one line per node,
+// virtual time to the right, an arrow per message).
+#include <hcube/draw.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+#include "svg.hpp"
+
+namespace hcube {
+
+using namespace draw_detail;
+
+std::vector<std::size_t> critical_path(const run_report& r) {
+    std::vector<std::size_t> path;
+    if (r.node_time.empty() || r.trace.empty()) return path;
+    int n = int(std::max_element(r.node_time.begin(), r.node_time.end()) - r.node_time.begin());
+    double t = r.node_time[std::size_t(n)];
+    // Walk back: the latest message into n that arrived by t set n's clock
+    // (or its port) then; continue from its sender at its start. Each step
+    // back goes to a strictly earlier start, so the walk ends.
+    for (;;) {
+        std::size_t best = r.trace.size();
+        for (std::size_t i = 0; i < r.trace.size(); ++i) {
+            const trace_record& m = r.trace[i];
+            if (m.to != n || m.arrival > t) continue;
+            if (best == r.trace.size() || m.arrival > r.trace[best].arrival) best = i;
+        }
+        if (best == r.trace.size()) break;
+        path.push_back(best);
+        n = r.trace[best].from;
+        t = r.trace[best].start;
+        if (t <= 0) break;
+    }
+    return path;
+}
+
+namespace {
+
+// A "nice" tick spacing near span/8: 1, 2 or 5 times a power of ten.
+double tick_step(double span) {
+    const double raw = span / 8, mag = std::pow(10, std::floor(std::log10(raw)));
+    for (const double f : {1.0, 2.0, 5.0})
+        if (raw <= f * mag) return f * mag;
+    return 10 * mag;
+}
+
+} // namespace
+
+void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options o) {
+    const int p = 1 << r.dim;
+    if (p > o.max_nodes)
+        throw usage_error("timeline: " + std::to_string(p) +
+                          " nodes (d = " + std::to_string(r.dim) + ") are more than the " +
+                          std::to_string(o.max_nodes) +
+                          " a space-time diagram shows readably; write a trace (--trace "
+                          "FILE.json) and open it in Perfetto instead");
+    double end = r.virtual_time;
+    for (const auto& m : r.trace)
+        end = std::max(end, m.arrival);
+    if (end <= 0) end = 1;
+    const double row = p <= 16 ? 28 : p <= 32 ? 18 : 12;
+    const double left = 70, top = o.title.empty() ? 20 : 44, right = 30;
+    const double plot_h = row * (p - 1), axis_y = top + plot_h + 18;
+    const int legend_rows = 2;
+    const double height = axis_y + 62 + legend_rows * 18;
+    const double width = left + o.width + right;
+    const auto x = [&](double t) { return left + t / end * o.width; };
+    const auto y = [&](int node) { return top + row * node; };
+
+    os << fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" )"
+                      R"(viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)",
+                      num(width), num(height), num(width), num(height))
+       << '\n';
+    os << R"(<rect width="100%" height="100%" fill="white"/>)" << '\n';
+    os << arrow_markers(r.dim) << '\n';
+    if (!o.title.empty())
+        os << fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>)",
+                          num(left), xml(o.title))
+           << '\n';
+    // Node lines and names.
+    const double label_size = p <= 32 ? 12 : 9;
+    for (int i = 0; i < p; ++i)
+        os << fmt::format(R"(<line class="node" x1="{}" y1="{}" x2="{}" y2="{}" stroke="#bbb"/>)"
+                          R"(<text x="{}" y="{}" text-anchor="end" font-size="{}">node {}</text>)",
+                          num(left), num(y(i)), num(left + o.width), num(y(i)), num(left - 8),
+                          num(y(i) + 4), num(label_size), i)
+           << '\n';
+    // Time axis with a scale.
+    const double step = tick_step(end);
+    os << fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="black"/>)", num(left),
+                      num(axis_y), num(left + o.width), num(axis_y))
+       << '\n';
+    for (double t = 0; t <= end * (1 + 1e-9); t += step)
+        os << fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/>)"
+                          R"(<text x="{0}" y="{3}" text-anchor="middle">{4}</text>)",
+                          num(x(t)), num(axis_y), num(axis_y + 5), num(axis_y + 18), num(t))
+           << '\n';
+    os << fmt::format(R"(<text x="{}" y="{}" text-anchor="end">virtual time (t_s = {}, )"
+                      R"(t_w = {})</text>)",
+                      num(left + o.width), num(axis_y + 34), num(r.cost.t_s), num(r.cost.t_w))
+       << '\n';
+    // Congestion delays: a red bar on the sender's line from the time the
+    // message wanted to leave to the time it got its links.
+    for (const auto& c : r.congestion)
+        os << fmt::format(R"(<rect class="congestion" x="{}" y="{}" width="{}" height="6" )"
+                          R"(fill="#e41a1c" opacity="0.6"><title>message {} -> {} delayed on )"
+                          R"(link {} -> {}: wanted t = {}, got t = {}</title></rect>)",
+                          num(x(c.wanted)), num(y(c.source) - 3),
+                          num(std::max(1.0, x(c.granted) - x(c.wanted))), c.source, c.dest, c.from,
+                          c.from ^ (1 << c.dim), num(c.wanted), num(c.granted))
+           << '\n';
+    // A delayed routed message leaves when it got its links (the red bar
+    // before it is the wait).
+    const auto leaves = [&](const trace_record& m) {
+        for (const auto& c : r.congestion)
+            if (m.dim < 0 && c.source == m.from && c.dest == m.to && c.wanted == m.start)
+                return c.granted;
+        return m.start;
+    };
+    // Messages; the critical path under them, wide and pale.
+    const std::vector<std::size_t> crit = critical_path(r);
+    for (const std::size_t i : crit) {
+        const trace_record& m = r.trace[i];
+        os << fmt::format(R"(<line class="critical" x1="{}" y1="{}" x2="{}" y2="{}" )"
+                          R"(stroke="#ffd400" stroke-width="9" stroke-linecap="round" )"
+                          R"(opacity="0.7"/>)",
+                          num(x(leaves(m))), num(y(m.from)), num(x(m.arrival)), num(y(m.to)))
+           << '\n';
+    }
+    for (const auto& m : r.trace)
+        os << fmt::format(R"(<line class="msg" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
+                          R"(stroke-width="1.6" {}marker-end="{}"><title>{} -> {}{}, step {}, )"
+                          R"({} bytes, t = {} .. {}</title></line>)",
+                          num(x(leaves(m))), num(y(m.from)), num(x(m.arrival)), num(y(m.to)),
+                          dim_colour(m.dim), m.dim < 0 ? R"(stroke-dasharray="4 3" )" : "",
+                          marker_ref(m.dim), m.from, m.to,
+                          m.dim < 0 ? std::string(" (routed)") : " on dim " + std::to_string(m.dim),
+                          m.step + 1, m.bytes, num(m.start), num(m.arrival))
+           << '\n';
+    // Legend.
+    double lx = left, ly = axis_y + 52;
+    for (int k = 0; k < r.dim; ++k) {
+        os << fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
+                          R"(stroke-width="2"/><text x="{}" y="{}">dim {}</text>)",
+                          num(lx), num(ly), num(lx + 22), num(ly), dim_colour(k), num(lx + 26),
+                          num(ly + 4), k);
+        lx += 80;
+    }
+    if (!r.congestion.empty() || r.routed_messages) {
+        os << fmt::format(
+            R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
+            R"(stroke-dasharray="4 3" stroke-width="2"/><text x="{}" y="{}">routed</text>)",
+            num(lx), num(ly), num(lx + 22), num(ly), dim_colour(-1), num(lx + 26), num(ly + 4));
+        lx += 80;
+    }
+    ly += 18;
+    lx = left;
+    os << fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#ffd400" )"
+                      R"(stroke-width="9" opacity="0.7"/><text x="{}" y="{}">critical path )"
+                      R"(({} messages, virtual time {})</text>)",
+                      num(lx), num(ly), num(lx + 22), num(ly), num(lx + 30), num(ly + 4),
+                      crit.size(), num(r.virtual_time))
+       << '\n';
+    os << fmt::format(R"(<rect x="{}" y="{}" width="22" height="6" fill="#e41a1c" )"
+                      R"(opacity="0.6"/><text x="{}" y="{}">congestion delay ({} events)</text>)",
+                      num(lx + 330), num(ly - 3), num(lx + 358), num(ly + 4), r.congestion.size())
+       << '\n';
+    os << "</svg>\n";
+}
+
+} // namespace hcube

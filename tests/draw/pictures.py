@@ -1,0 +1,166 @@
+"""Checks the files pictures.sh made: traces (one flow per message), SVGs
+(well-formed XML, one arrow per message) and the HTML pages in headless
+Chromium (no console errors, the step controls change the picture, the node
+labels read back from the page are seed 000's Figure 4.11 and seed 002's
+Figure 8)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+
+d = sys.argv[1]
+SVG = "{http://www.w3.org/2000/svg}"
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+
+
+def arrows(root, cls):
+    return [e for e in root.iter(SVG + "line") if e.get("class") == cls]
+
+
+# Traces: exactly one flow start and one flow end per message.
+for name in ("ag.json", "ag-wall.json", "a2a.json"):
+    doc = json.load(open(os.path.join(d, name)))
+    ev = doc["traceEvents"]
+    messages = doc["otherData"]["messages"]
+    starts = [e["id"] for e in ev if e["ph"] == "s"]
+    ends = [e["id"] for e in ev if e["ph"] == "f"]
+    check(messages > 0, f"{name}: no messages")
+    check(sorted(starts) == sorted(set(starts)) and len(starts) == messages,
+          f"{name}: {len(starts)} flow starts for {messages} messages")
+    check(sorted(starts) == sorted(ends), f"{name}: flow starts and ends differ")
+    check(all("step" in e["args"] for e in ev if e["ph"] == "X"), f"{name}: slice without step")
+    axis = "wall" if "wall" in name else "virtual"
+    check(doc["otherData"]["time_axis"] == axis, f"{name}: time axis is not {axis}")
+
+# Timelines: well-formed XML, an arrow per message of the trace.
+for svg, trace in (("ag.svg", "ag.json"), ("a2a.svg", "a2a.json")):
+    root = ET.parse(os.path.join(d, svg)).getroot()
+    messages = json.load(open(os.path.join(d, trace)))["otherData"]["messages"]
+    check(len(arrows(root, "msg")) == messages,
+          f"{svg}: {len(arrows(root, 'msg'))} arrows for {messages} messages")
+    check(len(arrows(root, "critical")) > 0, f"{svg}: no critical path")
+
+# Step SVGs: well-formed, 8 arrows per step of allgather on a 3-cube.
+per_step = []
+for k in range(4):
+    root = ET.parse(os.path.join(d, "steps", f"step-{k}.svg")).getroot()
+    per_step.append(len(arrows(root, "msg")))
+check(per_step == [0, 8, 8, 8], f"step SVG arrows {per_step}, expected [0, 8, 8, 8]")
+
+
+class Page(HTMLParser):
+    """The steps of a page: per step, node labels and memory cells."""
+
+    def __init__(self):
+        super().__init__()
+        self.step = None
+        self.current = None
+        self.text_of = None
+        self.labels = {}  # (step, node) -> text
+        self.cells = {}  # (step shown, table step, mem, node) -> text
+        self.hidden = {}
+        self.waits = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "body":
+            self.current = a.get("data-current")
+        if tag == "div" and a.get("class") == "step":
+            self.step = int(a["data-step"])
+            self.hidden[self.step] = "hidden" in a
+        if tag == "line" and a.get("class") == "wait":
+            self.waits += 1
+        if tag == "text" and a.get("class") == "label":
+            self.text_of = ("label", self.step, int(a["data-node"]))
+        if tag == "text" and a.get("class") == "cell":
+            self.text_of = ("cell", self.step, int(a["data-step"]), int(a["data-mem"]),
+                            int(a["data-node"]))
+
+    def handle_data(self, data):
+        if self.text_of and self.text_of[0] == "label":
+            self.labels[self.text_of[1:]] = data
+        elif self.text_of:
+            self.cells[self.text_of[1:]] = data
+
+    def handle_endtag(self, tag):
+        if tag == "text":
+            self.text_of = None
+
+
+chromium = shutil.which("chromium-headless-shell") or shutil.which("chromium")
+if not chromium:
+    sys.exit("headless Chromium not found (bash scripts/setup.sh installs chromium-headless-shell)")
+
+
+def browse(page, hash_, *extra):
+    """Runs Chromium on the page; returns (stdout, console lines)."""
+    url = "file://" + os.path.join(d, page) + hash_
+    r = subprocess.run([chromium, "--no-sandbox", "--disable-gpu", "--enable-logging=stderr",
+                        "--v=0", "--window-size=1200,800", *extra, url],
+                       capture_output=True, text=True, timeout=120, cwd=d)
+    console = [l for l in r.stderr.splitlines() if "CONSOLE" in l or "Uncaught" in l]
+    return r.stdout, console
+
+
+def dump(page, hash_=""):
+    out, console = browse(page, hash_, "--dump-dom")
+    check(not console, f"{page}{hash_}: console messages {console}")
+    p = Page()
+    p.feed(out)
+    return p
+
+
+# Figure 4.11: (a) initial, (b) before the second step, (c) before the third, final.
+fig_4_11 = [
+    [f"({i})" for i in range(8)],
+    ["(0,1)"] * 2 + ["(2,3)"] * 2 + ["(4,5)"] * 2 + ["(6,7)"] * 2,
+    ["(0,1,2,3)"] * 4 + ["(4,5,6,7)"] * 4,
+    ["(0,1,2,3,4,5,6,7)"] * 8,
+]
+ag = dump("ag.html")
+for k, want in enumerate(fig_4_11):
+    got = [ag.labels.get((k, i)) for i in range(8)]
+    check(got == want, f"ag.html step {k}: labels {got}, Figure 4.11 has {want}")
+check(ag.current == "0" and not ag.hidden[0] and ag.hidden[1], "ag.html does not open on step 0")
+# The controls: "#next=2" presses next twice.
+check(dump("ag.html", "#next=2").current == "2", "next did not move to step 2")
+check(dump("ag.html", "#next=9").current == "3", "next went past the last step")
+
+shots = []
+for k in (1, 2):
+    shot = os.path.join(d, f"shot-{k}.png")
+    _, console = browse("ag.html", f"#next={k}", f"--screenshot={shot}")
+    check(not console, f"screenshot {k}: console messages {console}")
+    shots.append(open(shot, "rb").read())
+check(shots[0] != shots[1], "screenshots of steps 1 and 2 are identical")
+
+# Seed 002, Figure 8: memory of every node after every step (the last page
+# step shows the whole table).
+fig_8 = """00 01 02 03 04 05 06 07|10 11 12 13 14 15 16 17|20 21 22 23 24 25 26 27
+01 00 03 02 05 04 07 06|12 13 10 11 16 17 14 15|24 25 26 27 20 21 22 23
+03 02 01 00 07 06 05 04|16 17 14 15 12 13 10 11|25 24 27 26 21 20 23 22
+02 03 00 01 06 07 04 05|14 15 16 17 10 11 12 13|21 20 23 22 25 24 27 26
+06 07 04 05 02 03 00 01|15 14 17 16 11 10 13 12|23 22 21 20 27 26 25 24
+07 06 05 04 03 02 01 00|17 16 15 14 13 12 11 10|27 26 25 24 23 22 21 20
+05 04 07 06 01 00 03 02|13 12 11 10 17 16 15 14|26 27 24 25 22 23 20 21
+04 05 06 07 00 01 02 03|11 10 13 12 15 14 17 16|22 23 20 21 26 27 24 25"""
+dc = dump("dc.html")
+for k, line in enumerate(fig_8.splitlines()):
+    for j, row in enumerate(line.split("|")):
+        got = " ".join(dc.cells.get((7, k, j, i), "?") for i in range(8))
+        check(got == row, f"dc.html step {k} location {j}: {got}, Figure 8 has {row}")
+
+check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
+
+if failures:
+    print("\n".join(failures))
+    sys.exit(1)
+print("pictures: traces, SVGs and pages check out")

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# hcube run --trace/--svg and hcube draw end to end: the files they write, and
+# the HTML page in headless Chromium (pictures.py checks them).
+# usage: pictures.sh HCUBE pictures.py
+set -euo pipefail
+hcube=$1
+checks=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+"$hcube" run allgather --algo hypercube --dim 3 --trace "$dir/ag.json" --svg "$dir/ag.svg" >/dev/null
+"$hcube" run allgather --algo hypercube --dim 3 --trace "$dir/ag-wall.json" --trace-clock wall >/dev/null
+# Routed messages with congestion: alltoall pairwise on E-cube paths.
+"$hcube" run alltoall --algo pairwise --dim 3 --words 4 --tw 1 --trace "$dir/a2a.json" \
+    --svg "$dir/a2a.svg" >/dev/null
+"$hcube" draw allgather --algo hypercube --dim 3 --out "$dir/ag.html" --svg-dir "$dir/steps" >/dev/null
+"$hcube" draw allgather --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/dc.html" >/dev/null
+
+# A deadlock draws its wait-for graph and exits 1.
+status=0
+"$hcube" draw allgather --algo ring --dim 2 --link-capacity 0 --out "$dir/dl.html" \
+    2>"$dir/dl.err" || status=$?
+[ "$status" = 1 ] || { echo "deadlocking draw exited $status, expected 1"; exit 1; }
+grep -q "drew the wait-for graph" "$dir/dl.err"
+
+# Usage errors: exit 2 with one clear line.
+expect_usage() { # expect_usage TEXT ARGS...
+    local text=$1 out
+    shift
+    status=0
+    out=$("$hcube" "$@" 2>&1) || status=$?
+    [ "$status" = 2 ] || { echo "hcube $*: exit $status, expected 2"; exit 1; }
+    grep -q "$text" <<<"$out" || { echo "hcube $*: '$out' does not say '$text'"; exit 1; }
+}
+expect_usage "give --out" draw allgather --dim 3
+expect_usage "up to d = 6" draw allgather --dim 7 --out "$dir/x.html"
+expect_usage "Perfetto" run allgather --dim 7 --svg "$dir/x.svg"
+expect_usage "no picture for aspc" draw aspc --dim 3 --out "$dir/x.html"
+expect_usage "is not virtual or wall" run allgather --dim 2 --trace "$dir/x.json" --trace-clock cpu
+expect_usage "cannot write" run allgather --dim 2 --trace "$dir/no/such/dir/x.json"
+
+python3 "$checks" "$dir"

@@ -1,0 +1,273 @@
+// hcube_draw: traces (one flow per message), the space-time diagram, and the
+// step pictures' labels against the seeds' figures (seed 000 Figures 4.6,
+// 4.11, 4.13; seed 002 Figure 8), from real runs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <hcube/collectives/allgather.hpp>
+#include <hcube/draw.hpp>
+#include <hcube/hcube.hpp>
+
+using namespace hcube;
+using json = nlohmann::json;
+
+namespace {
+
+run_report traced_allgather(int d) {
+    machine m({.dim = d, .trace = true});
+    std::vector<std::vector<int>> all(std::size_t(1) << d, std::vector<int>(std::size_t(1) << d));
+    return m.run([&](node& me) {
+        const int mine[1] = {me.id()};
+        allgather(me, std::span<const int>(mine), std::span<int>(all[std::size_t(me.id())]),
+                  allgather_algo::hypercube);
+    });
+}
+
+std::size_t count(const std::string& s, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+run_params params(std::string op, std::string algo, int dim, std::size_t words = 1) {
+    run_params p;
+    p.op = std::move(op);
+    p.algo = std::move(algo);
+    p.dim = dim;
+    p.words = words;
+    return p;
+}
+
+std::vector<std::string> repeat(std::vector<std::string> v, int times) {
+    std::vector<std::string> out;
+    for (const auto& s : v)
+        for (int i = 0; i < times; ++i)
+            out.push_back(s);
+    return out;
+}
+
+} // namespace
+
+TEST_CASE("config::trace records every primitive call and links each message to its calls") {
+    const run_report r = traced_allgather(3);
+    REQUIRE(r.trace.size() == 24);
+    REQUIRE(r.calls.size() == 24); // 8 nodes x 3 exchanges
+    for (std::size_t i = 0; i < r.calls.size(); ++i) {
+        const call_record& c = r.calls[i];
+        CHECK(c.kind == call_kind::exchange);
+        CHECK(c.node == int(i / 3));
+        CHECK(c.dim == int(i % 3)); // Alg. 4.7: dimension i in step i
+        CHECK(c.step == c.dim);
+        CHECK(c.peer == (c.node ^ (1 << c.dim)));
+        CHECK(c.end == c.start + 1);
+        CHECK(c.wall_end >= c.wall_start);
+    }
+    for (const auto& t : r.trace) {
+        REQUIRE(t.send_call >= 0);
+        REQUIRE(t.recv_call >= 0);
+        const call_record& s = r.calls[std::size_t(t.send_call)];
+        const call_record& g = r.calls[std::size_t(t.recv_call)];
+        CHECK(s.node == t.from);
+        CHECK(g.node == t.to);
+        CHECK(s.dim == t.dim);
+        CHECK(g.dim == t.dim);
+    }
+}
+
+TEST_CASE("without config::trace nothing is recorded") {
+    machine m({.dim = 2});
+    const run_report r =
+        m.run([](node& me) { me.exchange(0, std::vector<int>{1}, std::vector<int>(1)); });
+    CHECK(r.calls.empty());
+    CHECK(r.trace.empty());
+}
+
+TEST_CASE("config::on_call sees the node before each primitive moves data") {
+    std::vector<std::vector<std::int64_t>> seen(4);
+    config c{.dim = 2};
+    c.on_call = [&](node& me) { seen[std::size_t(me.id())].push_back(me.steps()); };
+    machine m(c);
+    m.run([](node& me) {
+        for (int k = 0; k < 2; ++k)
+            me.exchange(k, std::vector<int>{me.id()}, std::vector<int>(1));
+    });
+    for (const auto& s : seen)
+        CHECK(s == std::vector<std::int64_t>{0, 1});
+}
+
+TEST_CASE("chrome trace: valid JSON, a slice per call, exactly one flow per message") {
+    const run_report r = traced_allgather(3);
+    for (const trace_clock clock : {trace_clock::virtual_time, trace_clock::wall_time}) {
+        std::ostringstream os;
+        write_chrome_trace(r, os, {clock});
+        const json doc = json::parse(os.str());
+        CHECK(doc["otherData"]["time_axis"] ==
+              (clock == trace_clock::virtual_time ? "virtual" : "wall"));
+        std::map<std::uint64_t, int> starts, finishes;
+        std::size_t slices = 0;
+        std::map<int, double> track_end;
+        for (const auto& e : doc["traceEvents"]) {
+            if (e["ph"] == "X") {
+                ++slices;
+                CHECK(e["args"].contains("step"));
+                CHECK(e["args"].contains("link"));
+                // Alg. 4.7 doubles the message every step: 4, 8, 16 bytes.
+                CHECK(e["args"]["bytes_sent"] == 4 << e["args"]["step"].get<int>());
+                // Slices of one track follow each other (they must nest).
+                const int tid = e["tid"];
+                CHECK(e["ts"].get<double>() >= track_end[tid]);
+                track_end[tid] = e["ts"].get<double>() + e["dur"].get<double>();
+            }
+            if (e["ph"] == "s") ++starts[e["id"]];
+            if (e["ph"] == "f") ++finishes[e["id"]];
+        }
+        CHECK(slices == r.calls.size());
+        CHECK(starts.size() == r.trace.size());
+        CHECK(finishes.size() == r.trace.size());
+        for (const auto& [id, n] : starts)
+            CHECK((n == 1 && finishes[id] == 1));
+    }
+}
+
+TEST_CASE("chrome trace of routed messages, and of a report without calls") {
+    machine m({.dim = 2, .trace = true});
+    const run_report r = m.run([](node& me) {
+        if (me.id() == 0) me.send_routed(3, std::vector<int>{7});
+        if (me.id() == 3) (void)me.recv_routed<int>(0);
+    });
+    REQUIRE(r.trace.size() == 1);
+    CHECK(r.calls[std::size_t(r.trace[0].recv_call)].kind == call_kind::recv_routed);
+    std::ostringstream os;
+    write_chrome_trace(r, os);
+    const json doc = json::parse(os.str());
+    CHECK(std::count_if(doc["traceEvents"].begin(), doc["traceEvents"].end(),
+                        [](const json& e) { return e["ph"] == "f"; }) == 1);
+
+    run_report bare = r;
+    bare.calls.clear();
+    CHECK_THROWS_WITH_AS(write_chrome_trace(bare, os), doctest::Contains("config::trace"),
+                         usage_error);
+}
+
+TEST_CASE("timeline: an arrow per message, the critical path, a refusal above 64 nodes") {
+    const run_report r = traced_allgather(3);
+    std::ostringstream os;
+    write_timeline_svg(r, os);
+    const std::string svg = os.str();
+    CHECK(count(svg, "class=\"msg\"") == r.trace.size());
+    CHECK(count(svg, "class=\"node\"") == 8);
+    // Alg. 4.7: three exchanges in a chain, one per dimension.
+    const auto path = critical_path(r);
+    REQUIRE(path.size() == 3);
+    CHECK(count(svg, "class=\"critical\"") == 3);
+    for (std::size_t i = 0; i < path.size(); ++i)
+        CHECK(r.trace[path[i]].dim == 2 - int(i));
+
+    run_report big;
+    big.dim = 7;
+    CHECK_THROWS_WITH_AS(write_timeline_svg(big, os), doctest::Contains("128 nodes"), usage_error);
+}
+
+TEST_CASE("steps of allgather on a 3-cube are seed 000's Figure 4.11") {
+    const algorithm_steps s = record_steps(params("allgather", "hypercube", 3));
+    REQUIRE(s.steps.size() == 4);
+    CHECK(s.steps[0].labels ==
+          std::vector<std::string>{"(0)", "(1)", "(2)", "(3)", "(4)", "(5)", "(6)", "(7)"});
+    CHECK(s.steps[1].labels == repeat({"(0,1)", "(2,3)", "(4,5)", "(6,7)"}, 2));
+    CHECK(s.steps[2].labels == repeat({"(0,1,2,3)", "(4,5,6,7)"}, 4));
+    CHECK(s.steps[3].labels == repeat({"(0,1,2,3,4,5,6,7)"}, 8));
+    for (std::size_t k = 1; k < 4; ++k) {
+        CHECK(s.steps[k].messages.size() == 8);
+        CHECK(s.steps[k].carried.size() == 8);
+    }
+    // In step 2 node 0 receives node 2's pair.
+    const auto& st = s.steps[2];
+    for (std::size_t i = 0; i < st.messages.size(); ++i)
+        if (s.report.trace[st.messages[i]].to == 0) CHECK(st.carried[i] == "(2,3)");
+}
+
+TEST_CASE("steps of broadcast (Figure 4.6) and prefix sums (Figure 4.13)") {
+    const algorithm_steps b = record_steps(params("broadcast", "binomial", 3));
+    REQUIRE(b.steps.size() == 4);
+    const auto holders = [&](std::size_t k) {
+        std::vector<int> v;
+        for (int i = 0; i < 8; ++i)
+            if (b.steps[k].labels[std::size_t(i)] == "(0)") v.push_back(i);
+        return v;
+    };
+    CHECK(holders(0) == std::vector<int>{0});
+    CHECK(holders(1) == std::vector<int>{0, 4});
+    CHECK(holders(2) == std::vector<int>{0, 2, 4, 6});
+    CHECK(holders(3) == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
+
+    const algorithm_steps s = record_steps(params("scan", "hypercube", 3));
+    CHECK(s.steps.back().labels == std::vector<std::string>{"[0]", "[0,1]", "[0..2]", "[0..3]",
+                                                            "[0..4]", "[0..5]", "[0..6]",
+                                                            "[0..7]"});
+    // Figure 4.13 after the first step: odd nodes have added their lower neighbour.
+    CHECK(s.steps[1].labels[1] == "[0,1]");
+    CHECK(s.steps[1].labels[2] == "[2]");
+}
+
+TEST_CASE("memory tables of d-cycles allgather are seed 002's Figure 8") {
+    run_params p = params("allgather", "d-cycles", 3, 3);
+    p.ports = port_model::all_port;
+    const algorithm_steps s = record_steps(p);
+    REQUIRE(s.table);
+    REQUIRE(s.steps.size() == 8);
+    // Figure 8, rows Init. and steps 0..6, memory locations 0..2, nodes P0..P7.
+    const char* fig8[8][3] = {
+        {"00 01 02 03 04 05 06 07", "10 11 12 13 14 15 16 17", "20 21 22 23 24 25 26 27"},
+        {"01 00 03 02 05 04 07 06", "12 13 10 11 16 17 14 15", "24 25 26 27 20 21 22 23"},
+        {"03 02 01 00 07 06 05 04", "16 17 14 15 12 13 10 11", "25 24 27 26 21 20 23 22"},
+        {"02 03 00 01 06 07 04 05", "14 15 16 17 10 11 12 13", "21 20 23 22 25 24 27 26"},
+        {"06 07 04 05 02 03 00 01", "15 14 17 16 11 10 13 12", "23 22 21 20 27 26 25 24"},
+        {"07 06 05 04 03 02 01 00", "17 16 15 14 13 12 11 10", "27 26 25 24 23 22 21 20"},
+        {"05 04 07 06 01 00 03 02", "13 12 11 10 17 16 15 14", "26 27 24 25 22 23 20 21"},
+        {"04 05 06 07 00 01 02 03", "11 10 13 12 15 14 17 16", "22 23 20 21 26 27 24 25"}};
+    for (std::size_t k = 0; k < 8; ++k)
+        for (std::size_t j = 0; j < 3; ++j) {
+            std::string row;
+            for (std::size_t i = 0; i < 8; ++i)
+                row += (i ? " " : "") + s.steps[k].memory[i][j];
+            CHECK(row == fig8[k][j]);
+        }
+}
+
+TEST_CASE("record_steps refuses what it cannot draw") {
+    CHECK_THROWS_WITH_AS(record_steps(params("allgather", "hypercube", 7)),
+                         doctest::Contains("up to d = 6"), usage_error);
+    CHECK_THROWS_WITH_AS(record_steps(params("aspc", "auto", 3)),
+                         doctest::Contains("no picture for aspc"), usage_error);
+    CHECK_THROWS_WITH_AS(record_steps(params("allgather", "nonesuch", 3)),
+                         doctest::Contains("unknown algorithm"), usage_error);
+}
+
+TEST_CASE("a deadlock gives a wait-for graph: one arrow per blocked node, on its link") {
+    run_params p = params("allgather", "ring", 2);
+    p.link_capacity = 0;
+    try {
+        (void)record_steps(p);
+        FAIL("the ring with unbuffered links should deadlock");
+    } catch (const deadlock_error& e) {
+        REQUIRE(e.waits().size() == 4);
+        for (const auto& w : e.waits()) {
+            CHECK(w.dim >= 0);
+            CHECK(w.peer == (w.node ^ (1 << w.dim)));
+        }
+        const std::string svg = wait_for_svg(e, 2);
+        CHECK(count(svg, "class=\"wait\"") == 4);
+        std::ostringstream os;
+        write_wait_for_html(e, p, os);
+        CHECK(os.str().find("deadlock: 4 nodes are blocked") != std::string::npos);
+    }
+}
