@@ -94,6 +94,8 @@ TEST_CASE("alltoall all-port refuses single-port and bad sizes") {
                          doctest::Contains("in has 7 elements and out has 8"), run_error);
     // A 1-cube has one link: single-port runs it (one exchange per step).
     machine one(test::cfg(1));
-    std::vector<int> a(2, 1), b(2);
-    CHECK_NOTHROW(one.run([&](node& me) { alltoall_all_port(me, a, b); }));
+    CHECK_NOTHROW(one.run([](node& me) {
+        std::vector<int> a(2, me.id()), b(2); // each node its own buffers
+        alltoall_all_port(me, a, b);
+    }));
 }

@@ -200,7 +200,10 @@ TEST_CASE("single-port is refused with the port model named") {
                          run_error);
     // A 1-cube has one link: both port models are the same.
     machine one(test::cfg(1));
-    CHECK_NOTHROW(one.run([&](node& me) { broadcast_trees(me, data, 1, tree_family::rotated); }));
+    CHECK_NOTHROW(one.run([](node& me) {
+        std::vector<int> own(4, me.id()); // each node its own buffer
+        broadcast_trees(me, own, 1, tree_family::rotated);
+    }));
 }
 
 TEST_CASE("reduce over the trees refuses an operator that does not commute") {
