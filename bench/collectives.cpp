@@ -15,6 +15,10 @@
 //   shift                                             m p        (0 for q = 0 mod p)
 //   any other operation                               the bytes it actually moved on links
 // The CSV also has the bytes actually moved on links and their rate.
+//
+// Algorithms that need all ports (seed 000, 4.7.2; seed 002's d cycles) run
+// all-port, the others single-port; a last table sets them side by side per
+// operation, virtual time (--ts, --tw) and wall time at the largest d.
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -49,6 +53,7 @@ struct options {
     double max_mib = 256;
     elem_type type = elem_type::int64;
     long long shift = 3;
+    double t_s = 1, t_w = 0;
     std::string csv;
 };
 
@@ -90,6 +95,10 @@ options parse(int argc, char** argv) {
     cli::add_number(app, "--shift", o.shift, std::numeric_limits<long long>::min(),
                     std::numeric_limits<long long>::max(), "an integer",
                     "q of the shift operation (default 3)");
+    cli::add_number(app, "--ts", o.t_s, 0.0, 1e300, "a number >= 0",
+                    "t_s of the cost model for the virtual times (default 1)");
+    cli::add_number(app, "--tw", o.t_w, 0.0, 1e300, "a number >= 0",
+                    "t_w of the cost model for the virtual times (default 0: steps)");
     app.add_option("--csv", o.csv, "CSV to FILE instead of stdout");
     app.add_flag("--quick", quick, "dims 2-6, words 1,64,4096, 3 runs, max-seconds 0.5");
     cli::parse_or_exit(app, argc, argv);
@@ -169,7 +178,8 @@ std::string rate_text(double bytes, double seconds) {
 // Median wall time and rate of every measured point, for the summary.
 using point_key = std::tuple<std::string, std::string, int, std::size_t>; // op, algo, d, m
 struct point_figures {
-    double wall, rate;
+    double wall, rate, virtual_time;
+    port_model ports;
 };
 
 // One row per algorithm: milliseconds per call at m = `m` for each dimension,
@@ -206,6 +216,44 @@ void print_summary(std::ostream& os, const std::map<point_key, point_figures>& p
     }
 }
 
+// Every operation with an all-port algorithm at (d, m): each algorithm's port
+// model, virtual time and median wall time, and both against the operation's
+// best single-port algorithm.
+void print_ports_side_by_side(std::ostream& os, const std::map<point_key, point_figures>& points,
+                              int d, std::size_t m) {
+    std::map<std::string, std::vector<std::pair<std::string, point_figures>>> ops;
+    for (const auto& [key, f] : points)
+        if (std::get<2>(key) == d && std::get<3>(key) == m)
+            ops[std::get<0>(key)].push_back({std::get<1>(key), f});
+    os << "all-port vs single-port at d = " << d << ", m = " << m
+       << " words: virtual time, median wall time (ms), and their ratio to the best single-port "
+          "algorithm's\n"
+       << std::left << std::setw(15) << "op" << std::setw(26) << "algo" << std::setw(8) << "ports"
+       << std::right << std::setw(14) << "virtual" << std::setw(10) << "ratio" << std::setw(10)
+       << "wall ms" << std::setw(10) << "ratio"
+       << "\n";
+    for (const auto& [op, algos] : ops) {
+        double best_virtual = -1, best_wall = -1;
+        bool any_all_port = false;
+        for (const auto& [algo, f] : algos) {
+            if (f.ports == port_model::all_port) {
+                any_all_port = true;
+                continue;
+            }
+            if (best_virtual < 0 || f.virtual_time < best_virtual) best_virtual = f.virtual_time;
+            if (best_wall < 0 || f.wall < best_wall) best_wall = f.wall;
+        }
+        if (!any_all_port || best_virtual < 0) continue;
+        for (const auto& [algo, f] : algos)
+            os << std::left << std::setw(15) << op << std::setw(26) << algo << std::setw(8)
+               << port_policy_of(f.ports).option << std::right << std::fixed << std::setprecision(0)
+               << std::setw(14) << f.virtual_time << std::setprecision(2) << std::setw(10)
+               << (best_virtual > 0 ? f.virtual_time / best_virtual : 0) << std::setprecision(3)
+               << std::setw(10) << f.wall * 1e3 << std::setprecision(2) << std::setw(10)
+               << f.wall / best_wall << "\n";
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -239,6 +287,7 @@ int main(int argc, char** argv) {
                 prm.words = m;
                 prm.shift = o.shift;
                 prm.type = o.type;
+                prm.cost = {o.t_s, o.t_w, 0};
                 for (const auto& spec : e->options)
                     prm.options[spec.name] = spec.fallback;
                 const auto skip = [&](const std::string& why) {
@@ -290,7 +339,8 @@ int main(int argc, char** argv) {
                     << needed << ',' << rate_text(needed, r.median) << ',' << rep.bytes << ','
                     << rate_text(double(rep.bytes), r.median) << ','
                     << (r.last.verified ? "ok" : "NOT VERIFIED") << "\n";
-                figures[{e->op, e->algo, d, m}] = {r.median, needed / r.median / 1e6};
+                figures[{e->op, e->algo, d, m}] = {r.median, needed / r.median / 1e6,
+                                                   rep.virtual_time, prm.ports};
             }
         }
     }
@@ -300,6 +350,11 @@ int main(int argc, char** argv) {
         if (m == 1 || m == 4096 || m == o.words.back()) {
             std::cerr << "\n";
             print_summary(std::cerr, figures, o.dims, m);
+        }
+    for (std::size_t m : o.words)
+        if (m == 4096 || m == o.words.back()) {
+            std::cerr << "\n";
+            print_ports_side_by_side(std::cerr, figures, o.dims.back(), m);
         }
     return 0;
 }

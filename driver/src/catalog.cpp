@@ -188,6 +188,7 @@ const catalog& builtin_catalog() {
         detail::register_personalized(c);
         detail::register_cm200(c);
         detail::register_aspc(c);
+        detail::register_all_port(c);
         return c;
     }();
     return c;

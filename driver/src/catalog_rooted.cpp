@@ -60,7 +60,7 @@ run_outcome run_scatter(machine& mc, const run_params& p, double formula) {
         mc, formula, [&](int i) { return i == p.root ? all : std::vector<T>{}; },
         [&](node& me, std::vector<T>& v) {
             std::vector<T> mine(m);
-            scatter(me, std::span<const T>(v), std::span(mine), p.root);
+            scatter(me, std::span<const T>(v), std::span(mine), p.root, scatter_algo::binomial);
             v = std::move(mine);
         },
         [&](int i) {
@@ -76,7 +76,7 @@ run_outcome run_gather(machine& mc, const run_params& p, double formula) {
         mc, formula, [&](int i) { return input_vector<T>(i, p.words); },
         [&](node& me, std::vector<T>& v) {
             std::vector<T> out(me.id() == p.root ? all.size() : 0);
-            gather(me, std::span<const T>(v), std::span(out), p.root);
+            gather(me, std::span<const T>(v), std::span(out), p.root, gather_algo::binomial);
             v = std::move(out);
         },
         [&](int i) { return i == p.root ? std::optional(all) : std::nullopt; });

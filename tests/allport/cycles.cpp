@@ -11,7 +11,7 @@
 
 #include <collective_checks.hpp>
 #include <doctest/doctest.h>
-#include <hcube/collectives/all_port.hpp>
+#include <hcube/collectives/allreduce.hpp>
 #include <hcube/cost/all_port.hpp>
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/machine.hpp>

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include <hcube/collectives/all_port.hpp>
+#include <hcube/collectives/alltoall.hpp>
 #include <hcube/cost/all_port.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/machine.hpp>
@@ -84,8 +84,9 @@ TEST_CASE("alltoall all-port refuses single-port and bad sizes") {
     machine mc(test::cfg(2));
     std::vector<int> in(8), out(8);
     CHECK_THROWS_WITH_AS(mc.run([&](node& me) { alltoall_all_port(me, in, out); }),
-                         doctest::Contains("node 0: alltoall all-port (dimension exchange on "
-                                           "every link) sends on all 2 links at once"),
+                         doctest::Contains("node 0: alltoall all-port exchanges on all 2 links at "
+                                           "once; run with --ports all (all-port model), not "
+                                           "single-port"),
                          run_error);
     machine ap(test::cfg(2, port_model::all_port));
     std::vector<int> odd(7);
@@ -93,6 +94,8 @@ TEST_CASE("alltoall all-port refuses single-port and bad sizes") {
                          doctest::Contains("in has 7 elements and out has 8"), run_error);
     // A 1-cube has one link: single-port runs it (one exchange per step).
     machine one(test::cfg(1));
-    std::vector<int> a(2, 1), b(2);
-    CHECK_NOTHROW(one.run([&](node& me) { alltoall_all_port(me, a, b); }));
+    CHECK_NOTHROW(one.run([](node& me) {
+        std::vector<int> a(2, me.id()), b(2); // each node its own buffers
+        alltoall_all_port(me, a, b);
+    }));
 }

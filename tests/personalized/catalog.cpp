@@ -31,7 +31,7 @@ TEST_CASE("catalog: alltoall and shift list their algorithms with sources and fo
         }
         return s;
     };
-    CHECK(names("alltoall") == "dimension-exchange pairwise ring");
+    CHECK(names("alltoall") == "dimension-exchange pairwise ring all-port"); // tests/allport
     CHECK(names("shift") == "gray gray-bidirectional ecube");
     CHECK(c.find("alltoall", "pairwise")->formula == "(t_s + t_w m)(p-1)");
 }

@@ -165,6 +165,8 @@ void register_reductions(catalog& c);   // seed 000: allgather, reduce-scatter, 
 void register_personalized(catalog& c); // seed 000: scatter, gather, all-to-all personalized, shift
 void register_cm200(catalog& c); // seed 002: Hamiltonian-cycle all-to-all broadcast/reduction
 void register_aspc(catalog& c);  // seed 001: all-to-some personalized, +-2^b-descend
+// Seed 000, 4.7.2: the all-port algorithms.
+void register_all_port(catalog& c);
 
 // The exact form of an algorithm that splits m words into p blocks (Eq. 4.13,
 // 4.14: 2 (t_s log p + t_w (p-1) m/p)) when p does not divide m: its critical

@@ -1,14 +1,17 @@
 // All-to-all broadcast (allgather): every node ends with every node's block, in
 // node order. Seed 000, 4.2: Alg. 4.7 on the hypercube, Alg. 4.4 on the Gray-code
-// ring and Alg. 4.6 on the Gray-code embedded 2-D torus (4.6.2).
+// ring and Alg. 4.6 on the Gray-code embedded 2-D torus (4.6.2); all-port, the
+// d rotated Hamiltonian cycles of seed 002, 4.2 (cm200/allgather.hpp).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <hcube/collectives/blocks.hpp>
+#include <hcube/collectives/cm200/allgather.hpp>
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
 #include <hcube/cost/all_to_all.hpp>
@@ -18,7 +21,7 @@
 
 namespace hcube {
 
-enum class allgather_algo { automatic, hypercube, ring, mesh };
+enum class allgather_algo { automatic, hypercube, ring, mesh, d_cycles };
 
 // words: each node's contribution m.
 inline constexpr algorithm_record allgather_records[] = {
@@ -34,6 +37,12 @@ inline constexpr algorithm_record allgather_records[] = {
      "2 t_s (sqrt p - 1) + t_w m (p-1)",
      cost_of<cost::allgather_mesh>,
      {.even_dim = true}},
+    {"allgather", "d-cycles", int(allgather_algo::d_cycles), "seed 002, 4.2.1, Figures 8-11, 20",
+     "(2^d - 1)(t_s + t_w ceil(M'/d)), all-port",
+     [](const call_shape& s) {
+         return cost::cm200::d_cycles(s.dim, std::size_t(s.words), s.t_s, s.t_w);
+     },
+     cm200::detail::d_cycles_needs},
 };
 
 namespace detail {
@@ -124,6 +133,22 @@ void allgather_blocks(node& me, R&& buffer, allgather_algo a = allgather_algo::h
         const int h = detail::mesh_side_dims(me);
         detail::ring_allgather_phase(me, data, 0, h);
         detail::ring_allgather_phase(me, data, h, h);
+        return;
+    }
+    case allgather_algo::d_cycles: {
+        // Seed 002, 4.2.1, the d cycles on blocks padded to the largest, B:
+        // (2^d - 1)(t_s + t_w ceil(B/d)).
+        using E = element_t<T, R>;
+        const std::size_t p = std::size_t(me.size()), big = block_of(data.size(), p, 0).size;
+        const block own = block_of(data.size(), p, std::size_t(me.id()));
+        std::vector<E> mine(big), all(big * p);
+        std::copy_n(data.begin() + std::ptrdiff_t(own.begin), own.size, mine.begin());
+        cm200::allgather_d_cycles(me, std::span<const E>(mine), std::span(all));
+        for (std::size_t r = 0; r < p; ++r) {
+            const block b = block_of(data.size(), p, r);
+            std::copy_n(all.begin() + std::ptrdiff_t(r * big), b.size,
+                        data.begin() + std::ptrdiff_t(b.begin));
+        }
         return;
     }
     case allgather_algo::automatic:

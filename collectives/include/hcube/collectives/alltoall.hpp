@@ -7,6 +7,7 @@
 //   dimension_exchange  4.5.3, Eq. 4.9    (t_s + t_w m p/2) log p
 //   pairwise            Alg. 4.10, E-cube routed, Eq. 4.10   (t_s + t_w m)(p-1)
 //   ring                4.5.1 on the Gray-code ring, Eq. 4.7  (t_s + t_w m p/2)(p-1)
+//   all_port            4.7.2, all-port only: log p (t_s + t_w (p/2) ceil(m/log p))
 //   automatic           the cheapest for the machine's t_s, t_w (alltoall_records;
 //                       the ring never wins on a hypercube)
 // In the ring every node sends before it receives, so it needs links that
@@ -22,6 +23,8 @@
 
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
+#include <hcube/collectives/scatter.hpp>
+#include <hcube/cost/all_port.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -29,7 +32,7 @@
 
 namespace hcube {
 
-enum class alltoall_algo { automatic, dimension_exchange, pairwise, ring };
+enum class alltoall_algo { automatic, dimension_exchange, pairwise, ring, all_port };
 
 // words: the block m each node sends to each node.
 inline constexpr algorithm_record alltoall_records[] = {
@@ -44,6 +47,13 @@ inline constexpr algorithm_record alltoall_records[] = {
     {"alltoall", "ring", int(alltoall_algo::ring), "seed 000, 4.5.1 on the Gray-code ring, Eq. 4.7",
      "(t_s + t_w m p/2)(p-1)",
      [](const call_shape& s) { return cost::alltoall_ring(s.t_s, s.t_w, s.dim, s.words); }},
+    {"alltoall",
+     "all-port",
+     int(alltoall_algo::all_port),
+     "seed 000, 4.7.2 and 4.5.3 (dimension exchange on every link)",
+     "log p (t_s + t_w (p/2) ceil(m/log p)), all-port",
+     cost_of<cost::alltoall_all_port>,
+     {.several_links_from = 1}},
 };
 
 namespace detail {
@@ -128,6 +138,79 @@ void alltoall_ring(node& me, std::span<const T> in, std::span<T> out, std::size_
 
 } // namespace detail
 
+// All-to-all personalized communication on all links at once (4.7.2; the
+// single-port dimension exchange is 4.5.3, Eq. 4.9): part j of every block
+// follows Eq. 4.9's exchanges in the dimension order j, j+1, ..., j+d-1
+// (mod d), so step u exchanges part j's p/2 outgoing part-blocks across
+// dimension (j+u) mod d, for every j at once (exchange_all).
+//   d (t_s + t_w (p/2) ceil(m/d))   (Eq. 4.9: (t_s + t_w m p/2) log p;
+//                                    Eq. 4.10: (t_s + t_w m)(p-1))
+//
+//   d = 3, step u:  part 0 on dim u, part 1 on dim (u+1)%3, part 2 on dim (u+2)%3
+//                   step 0: dims 0 1 2   step 1: dims 1 2 0   step 2: dims 2 0 1
+//
+// Slot t of part j's working array holds part j of one block; after the
+// dimensions in a set D were exchanged, t's bits in D are its source and the
+// other bits its destination, whatever the order (alltoall.hpp).
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void alltoall_all_port(node& me, const In& in_range, Out&& out_range) {
+    using E = element_t<T, In>;
+    const auto in = input_span<T>(in_range);
+    const auto out = output_span<T>(out_range);
+    const std::size_t m = detail::alltoall_block_size(me, in.size(), out.size());
+    detail::require_links_at_once(me, "alltoall all-port");
+    const int d = me.dim();
+    const std::size_t p = std::size_t(me.size()), id = std::size_t(me.id());
+    if (d == 0) return void(std::copy(in.begin(), in.end(), out.begin()));
+    auto slots = std::vector<std::vector<E>>(std::size_t(d)), sending = slots, receiving = slots;
+    for (int j = 0; j < d; ++j) {
+        const block b = detail::tree_part(m, d, j);
+        auto& s = slots[std::size_t(j)];
+        s.resize(p * b.size);
+        for (std::size_t t = 0; t < p; ++t)
+            std::copy_n(in.begin() + std::ptrdiff_t(t * m + b.begin), b.size,
+                        s.begin() + std::ptrdiff_t(t * b.size));
+        sending[std::size_t(j)].resize(p / 2 * b.size);
+        receiving[std::size_t(j)].resize(p / 2 * b.size);
+    }
+    // The p/2 slots whose bit k differs from ours, in order.
+    const auto across = [&](int k, std::size_t n) {
+        const std::size_t low = n & ((std::size_t{1} << k) - 1), high = n >> k;
+        return (high << (k + 1)) | ((~id >> k & 1) << k) | low;
+    };
+    std::vector<transfer<E>> step;
+    for (int u = 0; u < d; ++u) {
+        step.clear();
+        for (int j = 0; j < d; ++j) {
+            const int k = (j + u) % d;
+            const std::size_t w = detail::tree_part(m, d, j).size;
+            if (w == 0) continue;
+            for (std::size_t n = 0; n < p / 2; ++n)
+                std::copy_n(slots[std::size_t(j)].begin() + std::ptrdiff_t(across(k, n) * w), w,
+                            sending[std::size_t(j)].begin() + std::ptrdiff_t(n * w));
+            step.push_back({k, sending[std::size_t(j)], receiving[std::size_t(j)]});
+        }
+        if (step.empty()) break;
+        if (step.size() == 1) // one link (d = 1): also under single-port
+            me.exchange(step[0].dim, step[0].out, step[0].in);
+        else
+            me.exchange_all(step);
+        for (const auto& x : step) {
+            const int j = (x.dim - u + d) % d;
+            const std::size_t w = detail::tree_part(m, d, j).size;
+            for (std::size_t n = 0; n < p / 2; ++n)
+                std::copy_n(x.in.begin() + std::ptrdiff_t(n * w), w,
+                            slots[std::size_t(j)].begin() + std::ptrdiff_t(across(x.dim, n) * w));
+        }
+    }
+    for (int j = 0; j < d; ++j) {
+        const block b = detail::tree_part(m, d, j);
+        for (std::size_t t = 0; t < p; ++t)
+            std::copy_n(slots[std::size_t(j)].begin() + std::ptrdiff_t(t * b.size), b.size,
+                        out.begin() + std::ptrdiff_t(t * m + b.begin));
+    }
+}
+
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
 void alltoall(node& me, const In& in_range, Out&& out_range,
               alltoall_algo a = alltoall_algo::automatic) {
@@ -142,6 +225,8 @@ void alltoall(node& me, const In& in_range, Out&& out_range,
         return detail::alltoall_pairwise(me, in, out, m);
     case alltoall_algo::ring:
         return detail::alltoall_ring(me, in, out, m);
+    case alltoall_algo::all_port:
+        return alltoall_all_port(me, in, out);
     default:
         return detail::alltoall_dimension_exchange(me, in, out, m);
     }

@@ -1,4 +1,4 @@
-// One-to-all broadcast with any root (seed 000, 4.1 and 4.7.1).
+// One-to-all broadcast with any root (seed 000, 4.1, 4.7.1 and, all-port, 4.7.2).
 #pragma once
 
 #include <cstddef>
@@ -14,9 +14,11 @@
 namespace hcube {
 
 enum class broadcast_algo {
-    automatic,         // the cheaper of the two for this size and cost model (Table 4.1)
-    binomial,          // recursive doubling: (t_s + t_w m) log p
-    scatter_allgather, // message splitting: 2 (t_s log p + t_w (p-1) m/p)
+    automatic,           // the cheaper of the two for this size and cost model (Table 4.1)
+    binomial,            // recursive doubling: (t_s + t_w m) log p
+    scatter_allgather,   // message splitting: 2 (t_s log p + t_w (p-1) m/p)
+    rotated_trees,       // all-port: log p (t_s + t_w ceil(m/log p))
+    edge_disjoint_trees, // all-port: (log p + 1)(t_s + t_w ceil(m/log p))
 };
 
 // words: the whole message m. `automatic` takes the cheaper (Table 4.1).
@@ -26,6 +28,12 @@ inline constexpr algorithm_record broadcast_records[] = {
     {"broadcast", "scatter-allgather", int(broadcast_algo::scatter_allgather),
      "seed 000, 4.7.1, Eq. 4.13", "2 (t_s log p + t_w (p-1) m/p) if p | m", detail::split_cost,
      detail::rooted_needs},
+    {"broadcast", "rotated-trees", int(broadcast_algo::rotated_trees), detail::rotated_trees_source,
+     "log p (t_s + t_w ceil(m/log p)), all-port", detail::trees_cost<tree_family::rotated>,
+     detail::all_port_rooted_needs},
+    {"broadcast", "edge-disjoint-trees", int(broadcast_algo::edge_disjoint_trees),
+     detail::disjoint_trees_source, "(log p + 1)(t_s + t_w ceil(m/log p)) (p > 2), all-port",
+     detail::trees_cost<tree_family::edge_disjoint>, detail::all_port_rooted_needs},
 };
 
 // Recursive doubling (seed 000, Alg. 4.1, Alg. 4.2 for any root), highest
@@ -53,6 +61,32 @@ void broadcast_scatter_allgather(node& me, R&& buffer, int root) {
     allgather_blocks(me, data);
 }
 
+// One-to-all broadcast over the d trees of `f`, all at once (4.7.2):
+//   rotated        d (t_s + t_w ceil(m/d))       (Eq. 4.1 single-port: (t_s + t_w m) log p)
+//   edge_disjoint  (d+1)(t_s + t_w ceil(m/d))
+// In place: on entry data is valid at root; on exit at every node.
+template <class T = deduce_element, output_buffer<T> R>
+void broadcast_trees(node& me, R&& buffer, int root, tree_family f) {
+    const auto data = output_span<T>(buffer);
+    detail::check_root(me, root, "broadcast");
+    detail::require_links_at_once(me, f == tree_family::rotated ? "broadcast rotated-trees"
+                                                                : "broadcast edge-disjoint-trees");
+    const int d = me.dim();
+    const node_id v = node_id(me.id() ^ root);
+    const auto part = [&](int j) {
+        const block b = detail::tree_part(data.size(), d, j);
+        return data.subspan(b.begin, b.size);
+    };
+    for (int u = 0; u < tree_steps(f, d); ++u) {
+        for (int j = 0; j < d; ++j)
+            for (int k = 0; k < d; ++k)
+                if (!part(j).empty() && tree_child(f, d, j, v, k, u)) me.send(k, part(j));
+        for (int j = 0; j < d && v != 0; ++j)
+            if (const tree_edge e = tree_parent(f, d, j, v); e.step == u && !part(j).empty())
+                me.recv(e.dim, part(j));
+    }
+}
+
 // In place: on entry data is valid at root; on exit at every node.
 template <class T = deduce_element, output_buffer<T> R>
 void broadcast(node& me, R&& buffer, int root, broadcast_algo a = broadcast_algo::automatic) {
@@ -68,6 +102,10 @@ void broadcast(node& me, R&& buffer, int root, broadcast_algo a = broadcast_algo
         return broadcast_binomial(me, data, root);
     case broadcast_algo::scatter_allgather:
         return broadcast_scatter_allgather(me, data, root);
+    case broadcast_algo::rotated_trees:
+        return broadcast_trees(me, data, root, tree_family::rotated);
+    case broadcast_algo::edge_disjoint_trees:
+        return broadcast_trees(me, data, root, tree_family::edge_disjoint);
     case broadcast_algo::automatic:
         break;
     }

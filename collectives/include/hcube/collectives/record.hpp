@@ -51,6 +51,7 @@ struct requirements {
     bool pow2_words_from_p = false; // m a power of two and at least p
     bool root_in_range = false;     // 0 <= root < p
     bool gray_ring = false;         // moves along the Gray-code embedded array
+    bool commutative_op = false;    // combines partials of ids that are not consecutive
 };
 
 struct algorithm_record {
@@ -126,6 +127,9 @@ inline std::string unfit(const requirements& needs, std::string_view name, const
     if (needs.gray_ring && !s.gray_ring)
         return "moves along the Gray-code embedded array (position r on node gray(r)), so it "
                "needs --ring gray; --ring id (node i -> i + q) needs --algo ecube";
+    if (needs.commutative_op && !s.commutative)
+        return "combines partials of ids that are not consecutive, so it needs an operator "
+               "that commutes (specialize hcube::is_commutative)";
     return {};
 }
 

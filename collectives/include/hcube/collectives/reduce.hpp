@@ -19,6 +19,8 @@ enum class reduce_algo {
     automatic,             // the cheaper of the two for this size and cost model (Table 4.1)
     binomial,              // (t_s + t_w m) log p
     reduce_scatter_gather, // message splitting: 2 (t_s log p + t_w (p-1) m/p)
+    rotated_trees,         // all-port, commuting op: log p (t_s + t_w ceil(m/log p))
+    edge_disjoint_trees,   // all-port, commuting op: (log p + 1)(t_s + t_w ceil(m/log p))
 };
 
 // words: the whole message m. `automatic` weighs Eq. 4.1 against
@@ -30,6 +32,12 @@ inline constexpr algorithm_record reduce_records[] = {
     {"reduce", "reduce-scatter-gather", int(reduce_algo::reduce_scatter_gather),
      "seed 000, 4.7.1, Problem 4.17, Eq. 4.13", "2 (t_s log p + t_w (p-1) m/p) if p | m",
      detail::split_cost, detail::rooted_needs},
+    {"reduce", "rotated-trees", int(reduce_algo::rotated_trees), detail::rotated_trees_source,
+     "log p (t_s + t_w ceil(m/log p)), all-port", detail::trees_cost<tree_family::rotated>,
+     detail::all_port_reduce_needs},
+    {"reduce", "edge-disjoint-trees", int(reduce_algo::edge_disjoint_trees),
+     detail::disjoint_trees_source, "(log p + 1)(t_s + t_w ceil(m/log p)) (p > 2), all-port",
+     detail::trees_cost<tree_family::edge_disjoint>, detail::all_port_reduce_needs},
 };
 
 // Single-node accumulation (seed 000, Alg. 4.3), lowest dimension first, on the
@@ -69,6 +77,48 @@ void reduce_reduce_scatter_gather(node& me, R&& buffer, int root, Op op) {
     detail::gather_tree<element_t<T, R>>(me, root, extent, data, data, 0);
 }
 
+// All-to-one reduction over the same trees, reversed: in step u (from the
+// last down) a node passes its partial of part j to its parent in tree j when
+// it heard part j in step u of the broadcast, then adds its children's
+// partials of step u. Cost: that of broadcast_trees. The partials of a
+// subtree cover ids that are not consecutive (spanning_trees.hpp says why no
+// edge-disjoint family can do better), so the operator must commute
+// (hcube::is_commutative); any other operator is refused.
+// In place: on exit data at root = x_0 op ... op x_{p-1}; elsewhere unspecified.
+template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
+void reduce_trees(node& me, R&& buffer, int root, Op op, tree_family f) {
+    using E = element_t<T, R>;
+    const auto data = output_span<T>(buffer);
+    detail::check_root(me, root, "reduce");
+    const char* name =
+        f == tree_family::rotated ? "reduce rotated-trees" : "reduce edge-disjoint-trees";
+    if constexpr (!is_commutative_v<Op>)
+        throw usage_error("node " + std::to_string(me.id()) + ": " + name +
+                          " combines partials of ids that are not consecutive, so it needs an "
+                          "operator that commutes (specialize hcube::is_commutative); use "
+                          "binomial or reduce-scatter-gather for this one");
+    detail::require_links_at_once(me, name);
+    const int d = me.dim();
+    const node_id v = node_id(me.id() ^ root);
+    const auto part = [&](int j) {
+        const block b = detail::tree_part(data.size(), d, j);
+        return data.subspan(b.begin, b.size);
+    };
+    std::vector<E> in;
+    for (int u = tree_steps(f, d) - 1; u >= 0; --u) {
+        for (int j = 0; j < d && v != 0; ++j)
+            if (const tree_edge e = tree_parent(f, d, j, v); e.step == u && !part(j).empty())
+                me.send(e.dim, part(j));
+        for (int j = 0; j < d; ++j)
+            for (int k = 0; k < d; ++k)
+                if (!part(j).empty() && tree_child(f, d, j, v, k, u)) {
+                    in.resize(part(j).size());
+                    me.recv(k, in);
+                    detail::combine_into(part(j), std::span<const E>(in), false, op);
+                }
+    }
+}
+
 // In place: on exit data at root = x_0 op x_1 op ... op x_{p-1} (elementwise,
 // node order); other nodes' data is unspecified.
 template <class T = deduce_element, output_buffer<T> R, reduction_op<element_t<T, R>> Op>
@@ -78,6 +128,7 @@ void reduce(node& me, R&& buffer, int root, Op op, reduce_algo a = reduce_algo::
         detail::check_root(me, root, "reduce");
         call_shape shape = shape_of(me, data.size(), sizeof(element_t<T, R>));
         shape.root = root;
+        shape.commutative = is_commutative_v<Op>;
         a = choose_algorithm<reduce_algo>(reduce_records, shape);
     }
     switch (a) {
@@ -85,6 +136,10 @@ void reduce(node& me, R&& buffer, int root, Op op, reduce_algo a = reduce_algo::
         return reduce_binomial(me, data, root, op);
     case reduce_algo::reduce_scatter_gather:
         return reduce_reduce_scatter_gather(me, data, root, op);
+    case reduce_algo::rotated_trees:
+        return reduce_trees(me, data, root, op, tree_family::rotated);
+    case reduce_algo::edge_disjoint_trees:
+        return reduce_trees(me, data, root, op, tree_family::edge_disjoint);
     case reduce_algo::automatic:
         break;
     }

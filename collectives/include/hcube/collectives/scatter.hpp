@@ -1,5 +1,10 @@
 // Scatter and gather with any root (seed 000, 4.4), and the binomial trees they
-// share with the message-splitting broadcast and reduction (4.7.1).
+// share with the message-splitting broadcast and reduction (4.7.1); under
+// all-port, scatter and gather over the d rotated spanning binomial trees of
+// 4.7.2 (Johnsson and Ho, "Optimum broadcasting and personalized communication
+// in hypercubes", IEEE Trans. Computers 38(9), 1989; the trees, with their
+// d = 3 drawings, in lib/include/hcube/spanning_trees.hpp), whose helpers the
+// all-port broadcast and reduction share.
 #pragma once
 
 #include <algorithm>
@@ -7,14 +12,17 @@
 #include <cstddef>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <hcube/collectives/blocks.hpp>
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
+#include <hcube/cost/all_port.hpp>
 #include <hcube/cost/rooted.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
+#include <hcube/spanning_trees.hpp>
 
 namespace hcube {
 
@@ -120,27 +128,217 @@ constexpr double split_cost(const call_shape& s) {
 }
 inline constexpr requirements rooted_needs{.root_in_range = true};
 
+// The all-port algorithms of 4.7.2: their records fit only the all-port model
+// from d = 1 (a 1-cube's one link runs them under either model, but the
+// single-port choice stays the seed's). The reductions over the trees combine
+// partials of ids that are not consecutive (spanning_trees.hpp says why no
+// edge-disjoint family can avoid it), so their operator must commute.
+inline constexpr requirements all_port_rooted_needs{.several_links_from = 1, .root_in_range = true};
+inline constexpr requirements all_port_reduce_needs{
+    .several_links_from = 1, .root_in_range = true, .commutative_op = true};
+template <tree_family F>
+constexpr double trees_cost(const call_shape& s) {
+    return cost::rooted_trees(F, s.dim, s.words, s.t_s, s.t_w);
+}
+inline constexpr std::string_view rotated_trees_source =
+    "seed 000, 4.7.2 (Johnsson and Ho 1989, d rotated spanning binomial trees)";
+inline constexpr std::string_view disjoint_trees_source =
+    "seed 000, 4.7.2 (Johnsson and Ho 1989, d edge-disjoint spanning binomial trees)";
+
+// The refusal of an all-port algorithm under a model that uses one link at a
+// time, e.g. "node 3: broadcast rotated-trees exchanges on all 3 links at once;
+// run with --ports all (all-port model), not single-port".
+inline void require_links_at_once(const node& me, std::string_view name) {
+    const call_shape s = shape_of(me, 0, 1);
+    if (const std::string why = unfit(requirements{.several_links_from = 2}, name, s); !why.empty())
+        throw usage_error("node " + std::to_string(me.id()) + ": " + why + ", not " +
+                          std::string(to_string(s.ports)));
+}
+
+// Part j of n elements split over d trees (one part when d = 0).
+inline block tree_part(std::size_t n, int d, int j) {
+    return block_of(n, std::size_t(std::max(d, 1)), std::size_t(j));
+}
+
+// A node's share of the rotated tree j in a scatter or gather: the parts j of
+// its subtree's blocks, subtree node number t at t * w, where bit i of t
+// flips the dimension crossed in step heard + 1 + i (heard: the step the node
+// hears in, -1 at the root). The child across the dimension of step u > heard
+// owns the slots t with bit i = u - heard - 1 set and bits below it clear.
+struct subtree_slots {
+    int d, j, heard;
+    std::size_t w;
+    std::size_t count() const { return std::size_t(1) << (d - 1 - heard); }
+    // The relabelled node of slot t, for a node relabelled v.
+    node_id node_of(node_id v, std::size_t t) const {
+        for (int i = 0; i < d - 1 - heard; ++i)
+            if (t >> i & 1) v ^= node_id{1} << ((j + heard + 1 + i) % d);
+        return v;
+    }
+    // Slot of the child's slot h when the child hears in step u.
+    std::size_t child_slot(int u, std::size_t h) const {
+        const int i = u - heard - 1;
+        return (std::size_t(1) << i) | (h << (i + 1));
+    }
+};
+
+template <class E>
+void copy_slots(const subtree_slots& s, int u, std::span<const E> from, std::span<E> to,
+                bool pack) {
+    for (std::size_t h = 0; h < (std::size_t(1) << (s.d - 1 - u)); ++h) {
+        const std::size_t t = s.child_slot(u, h);
+        if (pack)
+            std::copy_n(from.begin() + std::ptrdiff_t(t * s.w), s.w,
+                        to.begin() + std::ptrdiff_t(h * s.w));
+        else
+            std::copy_n(from.begin() + std::ptrdiff_t(h * s.w), s.w,
+                        to.begin() + std::ptrdiff_t(t * s.w));
+    }
+}
+
+// The d subtree shares of a node relabelled v for blocks of m elements.
+inline std::vector<subtree_slots> rotated_shares(int d, node_id v, std::size_t m) {
+    std::vector<subtree_slots> s;
+    for (int j = 0; j < d; ++j)
+        s.push_back({d, j, v == 0 ? -1 : tree_parent(tree_family::rotated, d, j, v).step,
+                     tree_part(m, d, j).size});
+    return s;
+}
+
 } // namespace detail
+
+enum class scatter_algo {
+    automatic,     // the cheapest that fits (scatter_records)
+    binomial,      // 4.4: t_s log p + t_w m (p-1)
+    rotated_trees, // 4.7.2, all-port: t_s log p + t_w (p-1) ceil(m/log p)
+};
+enum class gather_algo { automatic, binomial, rotated_trees }; // the same, reversed
 
 // words: each node's block m.
 inline constexpr algorithm_record scatter_records[] = {
-    {"scatter", "binomial", 0, "seed 000, 4.4, Eq. 4.6", "t_s log p + t_w m (p-1)",
-     cost_of<cost::scatter_binomial>, detail::rooted_needs},
+    {"scatter", "binomial", int(scatter_algo::binomial), "seed 000, 4.4, Eq. 4.6",
+     "t_s log p + t_w m (p-1)", cost_of<cost::scatter_binomial>, detail::rooted_needs},
+    {"scatter", "rotated-trees", int(scatter_algo::rotated_trees), detail::rotated_trees_source,
+     "t_s log p + t_w (p-1) ceil(m/log p), all-port", cost_of<cost::scatter_trees>,
+     detail::all_port_rooted_needs},
 };
 inline constexpr algorithm_record gather_records[] = {
-    {"gather", "binomial", 0, "seed 000, 4.4, Eq. 4.6", "t_s log p + t_w m (p-1)",
-     cost_of<cost::gather_binomial>, detail::rooted_needs},
+    {"gather", "binomial", int(gather_algo::binomial), "seed 000, 4.4, Eq. 4.6",
+     "t_s log p + t_w m (p-1)", cost_of<cost::gather_binomial>, detail::rooted_needs},
+    {"gather", "rotated-trees", int(gather_algo::rotated_trees), detail::rotated_trees_source,
+     "t_s log p + t_w (p-1) ceil(m/log p), all-port", cost_of<cost::scatter_trees>,
+     detail::all_port_rooted_needs},
 };
 
-// Scatter (seed 000, 4.4, Eq. 4.6): `all` (p blocks of mine.size() elements,
-// block j for node j) is read at the root only; every node receives its block
-// in `mine`. Cost: t_s log p + t_w m (p-1), m = mine.size().
+// Scatter over the d rotated spanning binomial trees (4.7.2; seed 000, 4.4
+// for the single tree): part j of every node's block travels in tree j, and in
+// step u (dimension (j+u) mod d) a node sends the parts of the child's
+// 2^(d-1-u)-node subtree. Every root link carries p - 1 part-blocks.
+//   d t_s + t_w (p-1) ceil(m/d)   (Eq. 4.6 single-port: t_s log p + t_w m (p-1))
+// `all` (p blocks of mine.size() elements, block i for node i) is read at the root.
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
-void scatter(node& me, const In& all_range, Out&& mine_range, int root) {
+void scatter_trees(node& me, const In& all_range, Out&& mine_range, int root) {
     using E = element_t<T, In>;
     const auto all = input_span<T>(all_range);
     const auto mine = output_span<T>(mine_range);
     detail::check_root(me, root, "scatter");
+    detail::require_links_at_once(me, "scatter rotated-trees");
+    const int d = me.dim();
+    const std::size_t m = mine.size();
+    if (me.id() == root) detail::check_all_size(me, "scatter", all.size(), m);
+    if (d == 0) return void(std::copy_n(all.begin(), m, mine.begin()));
+    const node_id v = node_id(me.id() ^ root);
+    const auto shares = detail::rotated_shares(d, v, m);
+    auto held = std::vector<std::vector<E>>(std::size_t(d));
+    for (int j = 0; j < d; ++j) {
+        const auto& s = shares[std::size_t(j)];
+        held[std::size_t(j)].resize(s.count() * s.w);
+        if (v != 0) continue;
+        const std::size_t at = detail::tree_part(m, d, j).begin;
+        for (std::size_t t = 0; t < s.count(); ++t)
+            std::copy_n(all.begin() + std::ptrdiff_t((s.node_of(v, t) ^ root) * m + at), s.w,
+                        held[std::size_t(j)].begin() + std::ptrdiff_t(t * s.w));
+    }
+    std::vector<E> out;
+    for (int u = 0; u < d; ++u) {
+        for (int j = 0; j < d; ++j)
+            if (const auto& s = shares[std::size_t(j)]; u > s.heard && s.w > 0) {
+                out.resize((std::size_t(1) << (d - 1 - u)) * s.w);
+                detail::copy_slots<E>(s, u, held[std::size_t(j)], out, true);
+                me.send((j + u) % d, out);
+            }
+        for (int j = 0; j < d; ++j)
+            if (const auto& s = shares[std::size_t(j)]; u == s.heard && s.w > 0)
+                me.recv((j + u) % d, held[std::size_t(j)]);
+    }
+    for (int j = 0; j < d; ++j) {
+        const auto& h = held[std::size_t(j)];
+        std::copy_n(h.begin(), shares[std::size_t(j)].w,
+                    mine.begin() + std::ptrdiff_t(detail::tree_part(m, d, j).begin));
+    }
+}
+
+// Gather over the same trees, reversed: in step u (from d-1 down) a node passes
+// its subtree's parts to its parent when it heard in step u, then collects its
+// children's of step u. Cost: that of scatter_trees. `all` is written at the root.
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void gather_trees(node& me, const In& mine_range, Out&& all_range, int root) {
+    using E = element_t<T, In>;
+    const auto mine = input_span<T>(mine_range);
+    const auto all = output_span<T>(all_range);
+    detail::check_root(me, root, "gather");
+    detail::require_links_at_once(me, "gather rotated-trees");
+    const int d = me.dim();
+    const std::size_t m = mine.size();
+    if (me.id() == root) detail::check_all_size(me, "gather", all.size(), m);
+    if (d == 0) return void(std::copy_n(mine.begin(), m, all.begin()));
+    const node_id v = node_id(me.id() ^ root);
+    const auto shares = detail::rotated_shares(d, v, m);
+    auto held = std::vector<std::vector<E>>(std::size_t(d));
+    for (int j = 0; j < d; ++j) {
+        const auto& s = shares[std::size_t(j)];
+        held[std::size_t(j)].resize(s.count() * s.w);
+        std::copy_n(mine.begin() + std::ptrdiff_t(detail::tree_part(m, d, j).begin), s.w,
+                    held[std::size_t(j)].begin());
+    }
+    std::vector<E> in;
+    for (int u = d - 1; u >= 0; --u) {
+        for (int j = 0; j < d; ++j)
+            if (const auto& s = shares[std::size_t(j)]; u == s.heard && s.w > 0)
+                me.send((j + u) % d, held[std::size_t(j)]);
+        for (int j = 0; j < d; ++j)
+            if (const auto& s = shares[std::size_t(j)]; u > s.heard && s.w > 0) {
+                in.resize((std::size_t(1) << (d - 1 - u)) * s.w);
+                me.recv((j + u) % d, in);
+                detail::copy_slots<E>(s, u, in, held[std::size_t(j)], false);
+            }
+    }
+    if (v != 0) return;
+    for (int j = 0; j < d; ++j) {
+        const auto& s = shares[std::size_t(j)];
+        const std::size_t at = detail::tree_part(m, d, j).begin;
+        for (std::size_t t = 0; t < s.count(); ++t)
+            std::copy_n(held[std::size_t(j)].begin() + std::ptrdiff_t(t * s.w), s.w,
+                        all.begin() + std::ptrdiff_t((s.node_of(v, t) ^ root) * m + at));
+    }
+}
+
+// Scatter (seed 000, 4.4, Eq. 4.6): `all` (p blocks of mine.size() elements,
+// block j for node j) is read at the root only; every node receives its block
+// in `mine`. Cost: t_s log p + t_w m (p-1), m = mine.size() (binomial).
+template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
+void scatter(node& me, const In& all_range, Out&& mine_range, int root,
+             scatter_algo a = scatter_algo::binomial) {
+    using E = element_t<T, In>;
+    const auto all = input_span<T>(all_range);
+    const auto mine = output_span<T>(mine_range);
+    detail::check_root(me, root, "scatter");
+    if (a == scatter_algo::automatic) {
+        call_shape shape = shape_of(me, mine.size(), sizeof(E));
+        shape.root = root;
+        a = choose_algorithm<scatter_algo>(scatter_records, shape);
+    }
+    if (a == scatter_algo::rotated_trees) return scatter_trees(me, all, mine, root);
     const std::size_t m = mine.size();
     const detail::uniform_blocks extent{m};
     const std::size_t mine_at = std::size_t(me.id()) * m;
@@ -159,13 +357,20 @@ void scatter(node& me, const In& all_range, Out&& mine_range, int root) {
 }
 
 // Gather (seed 000, 4.4, Eq. 4.6): the inverse of scatter; `all` is written at
-// the root only. Cost: t_s log p + t_w m (p-1), m = mine.size().
+// the root only. Cost: t_s log p + t_w m (p-1), m = mine.size() (binomial).
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
-void gather(node& me, const In& mine_range, Out&& all_range, int root) {
+void gather(node& me, const In& mine_range, Out&& all_range, int root,
+            gather_algo a = gather_algo::binomial) {
     using E = element_t<T, In>;
     const auto mine = input_span<T>(mine_range);
     const auto all = output_span<T>(all_range);
     detail::check_root(me, root, "gather");
+    if (a == gather_algo::automatic) {
+        call_shape shape = shape_of(me, mine.size(), sizeof(E));
+        shape.root = root;
+        a = choose_algorithm<gather_algo>(gather_records, shape);
+    }
+    if (a == gather_algo::rotated_trees) return gather_trees(me, mine, all, root);
     const std::size_t m = mine.size();
     const detail::uniform_blocks extent{m};
     const std::size_t mine_at = std::size_t(me.id()) * m;
