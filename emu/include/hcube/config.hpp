@@ -155,7 +155,7 @@ struct config {
     // With no more nodes than CPUs this process may use (those the thread that
     // constructs the machine may run on), bind node i to the i-th of them, as
     // MPI binds ranks to cores: spinning nodes then never share a core or
-    // migrate. Ignored when nodes outnumber CPUs.
+    // migrate. Ignored when nodes outnumber CPUs, and by fibers.
     bool bind_to_cores = true;
     // A deadlock is reported once every unfinished node has been parked on an
     // unchanged wait for this long.
