@@ -29,6 +29,8 @@ const char* name(alltoall_algo a) {
         return "pairwise";
     case alltoall_algo::ring:
         return "ring";
+    case alltoall_algo::all_port:
+        return "all-port";
     case alltoall_algo::automatic:
         break;
     }

@@ -90,7 +90,7 @@ expect_line "$help" '^operations:.* alltoall .*shift' "help lists operations"
 # bad ARGS... WANT: status 2, nothing on stdout, one stderr line containing WANT.
 bad() { usage_error "hcube run: ${*: -1}" run "${@:1:$#-1}"; }
 bad bcast "unknown operation 'bcast'; operations: "
-bad alltoall --algo butterfly "unknown algorithm 'butterfly' for alltoall; algorithms: dimension-exchange, pairwise, ring, auto"
+bad alltoall --algo butterfly "unknown algorithm 'butterfly' for alltoall; algorithms: dimension-exchange, pairwise, ring, all-port, auto"
 bad shift --algo gray --ring id "shift gray: moves along the Gray-code embedded array"
 bad shift --ring spiral "--ring spiral is not one of gray|id"
 bad alltoall --ring gray "alltoall dimension-exchange takes no option --ring"
