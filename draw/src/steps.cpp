@@ -93,16 +93,6 @@ E pick(const run_params& p, std::initializer_list<std::pair<std::string_view, E>
     no_driver(p);
 }
 
-cm200::options cm200_options(const run_params& p) {
-    cm200::options o;
-    o.order = p.option("order") == "gray" ? cm200::node_order::gray : cm200::node_order::binary;
-    if (const auto it = p.options.find("index"); it != p.options.end())
-        o.index = it->second == "motion"    ? cm200::index_mode::motion
-                  : it->second == "arrival" ? cm200::index_mode::arrival
-                                            : cm200::index_mode::computation;
-    return o;
-}
-
 sym_program program_for(const run_params& p) {
     const int n = 1 << p.dim;
     const std::size_t m = p.words;
@@ -171,8 +161,8 @@ sym_program program_for(const run_params& p) {
                                        {"send-and-spread", A::send_and_spread},
                                        {"one-source-at-a-time", A::one_source_at_a_time}});
             g.table = algo == A::one_cycle || algo == A::d_cycles;
-            g.body = [algo, o = cm200_options(p)](node& me, std::vector<sym>& in,
-                                                  std::vector<sym>& out) {
+            g.body = [algo, o = cm200_options_of(p)](node& me, std::vector<sym>& in,
+                                                     std::vector<sym>& out) {
                 cm200::allgather(me, std::span<const sym>(in), std::span<sym>(out), algo, o);
             };
         }

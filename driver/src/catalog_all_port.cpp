@@ -28,18 +28,6 @@ namespace hcube::detail {
 
 namespace {
 
-// The record's call shape for p (the catalog's reductions use plus).
-call_shape shape_of_params(const run_params& p) {
-    call_shape s;
-    s.dim = p.dim;
-    s.ports = p.ports;
-    s.t_s = p.cost.t_s;
-    s.t_w = p.cost.t_w;
-    s.words = double(p.words);
-    s.root = p.root;
-    return s;
-}
-
 // The entry of record `name` of `records` (name, source, formula, fit and
 // formula time from the record) with the runner
 // runner.template operator()<T>(machine, params, formula time). The trees
@@ -56,10 +44,10 @@ algorithm_entry entry(std::span<const algorithm_record> records, std::string_vie
     e.source = std::string(r->source);
     e.formula = std::string(r->formula);
     const algorithm_record* rec = &*r;
-    e.unfit = [rec](const run_params& p) { return unfit(*rec, shape_of_params(p)); };
-    e.formula_time = [rec](const run_params& p) { return rec->cost(shape_of_params(p)); };
+    e.unfit = [rec](const run_params& p) { return unfit(*rec, shape_of(p)); };
+    e.formula_time = [rec](const run_params& p) { return rec->cost(shape_of(p)); };
     e.run = [rec, runner](machine& mc, const run_params& p) {
-        const double time = rec->cost(shape_of_params(p));
+        const double time = rec->cost(shape_of(p));
         return with_elem_type(
             p.type, [&]<class T>() { return runner.template operator()<T>(mc, p, time); });
     };

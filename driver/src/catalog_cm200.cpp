@@ -23,16 +23,6 @@ namespace hcube::detail {
 
 namespace {
 
-cm200::options options_of(const run_params& p) {
-    cm200::options o;
-    o.order = p.option("order") == "gray" ? cm200::node_order::gray : cm200::node_order::binary;
-    if (const auto it = p.options.find("index"); it != p.options.end())
-        o.index = it->second == "motion"    ? cm200::index_mode::motion
-                  : it->second == "arrival" ? cm200::index_mode::arrival
-                                            : cm200::index_mode::computation;
-    return o;
-}
-
 // Bytes of one element on the wire (index motion adds a 32-bit index).
 std::size_t wire_bytes(const run_params& p) {
     const std::size_t elem = p.type == elem_type::int32 ? 4 : 8;
@@ -64,7 +54,7 @@ double formula(A a, const run_params& p) {
 
 template <class T>
 run_outcome run_allgather(machine& mc, const run_params& p, cm200::allgather_algo a) {
-    const auto o = options_of(p);
+    const auto o = cm200_options_of(p);
     const int n = mc.size();
     std::vector<std::vector<T>> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
     std::vector<T> want;
@@ -99,7 +89,7 @@ run_outcome run_allgather(machine& mc, const run_params& p, cm200::allgather_alg
 
 template <class T>
 run_outcome run_reduce_scatter(machine& mc, const run_params& p, cm200::reduce_scatter_algo a) {
-    const auto o = options_of(p);
+    const auto o = cm200_options_of(p);
     const int n = mc.size();
     const std::size_t m = p.words;
     std::vector<std::vector<T>> in(static_cast<std::size_t>(n)),
@@ -196,3 +186,17 @@ void register_cm200(catalog& c) {
 }
 
 } // namespace hcube::detail
+
+namespace hcube {
+
+cm200::options cm200_options_of(const run_params& p) {
+    cm200::options o;
+    o.order = p.option("order") == "gray" ? cm200::node_order::gray : cm200::node_order::binary;
+    if (const auto it = p.options.find("index"); it != p.options.end())
+        o.index = it->second == "motion"    ? cm200::index_mode::motion
+                  : it->second == "arrival" ? cm200::index_mode::arrival
+                                            : cm200::index_mode::computation;
+    return o;
+}
+
+} // namespace hcube

@@ -158,6 +158,13 @@ run_outcome run_algorithm(run_params p);
 // with every candidate's reason, when nothing fits).
 const algorithm_entry& resolve_algorithm(const run_params& p);
 
+namespace cm200 {
+struct options;
+}
+// The CM-200 entries' --order and --index options (seed 002), for every
+// program that runs those algorithms from run_params (the catalog, hcube draw).
+cm200::options cm200_options_of(const run_params& p);
+
 namespace detail {
 // Each family of algorithms registers itself from its own source file.
 void register_rooted(catalog& c);       // seed 000: broadcast, reduce, scatter, gather
