@@ -8,8 +8,10 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <sstream>
 #include <system_error>
 #include <tuple>
@@ -142,6 +144,18 @@ std::string mebibytes(double bytes) {
     return os.str();
 }
 
+// A node's unread routed messages and bytes by source, in source order.
+std::map<int, link_backlog> routed_backlog(node_state& s) {
+    std::map<int, link_backlog> by_source;
+    std::lock_guard lock(s.routed_mu);
+    s.routed_in.for_each([&](const routed_message& msg) {
+        link_backlog& b = by_source[msg.source];
+        b.messages += 1;
+        b.bytes += msg.data.size();
+    });
+    return by_source;
+}
+
 // What node i's links and routed inbox hold unread, for the deadlock report:
 // "; 1 message pending on dim 0 from node 1, 16 bytes". Nodes are parked, so
 // links are read as for_each_pending allows, the inbox under its lock.
@@ -160,14 +174,8 @@ std::string pending_messages(machine_state& m, int i) {
         item(b.messages, b.bytes, "",
              "on dim " + std::to_string(k) + " from node " + std::to_string(i ^ (1 << k)));
     }
-    node_state& s = m.nodes[i];
-    std::lock_guard lock(s.routed_mu);
-    for (const auto& [source, queue] : s.routed_inbox) {
-        std::uint64_t bytes = 0;
-        for (const auto& msg : queue)
-            bytes += msg.data.size();
-        item(queue.size(), bytes, " routed", "from node " + std::to_string(source));
-    }
+    for (const auto& [source, u] : routed_backlog(m.nodes[i]))
+        item(u.messages, u.bytes, " routed", "from node " + std::to_string(source));
     return os.str();
 }
 
@@ -399,13 +407,9 @@ std::vector<undelivered> drain(machine_state& m) {
                 if (u.messages) left.push_back(u);
             }
         });
-        for (auto& [source, queue] : m.nodes[i].routed_inbox) {
-            undelivered u{source, i, -1};
-            for (const auto& msg : queue)
-                u.messages += 1, u.bytes += msg.data.size();
-            if (u.messages) left.push_back(u);
-        }
-        m.nodes[i].routed_inbox.clear();
+        for (const auto& [source, b] : routed_backlog(m.nodes[i]))
+            left.push_back({source, i, -1, b.messages, b.bytes});
+        m.nodes[i].routed_in.clear();
     }
     return left;
 }
@@ -502,6 +506,8 @@ run_report machine::run(const std::function<void(node&)>& program) {
         s.receipts.clear();
         s.error = nullptr;
         s.routed_seq = 0;
+        s.routed_told = {-1, -1};
+        s.routed_told_seq = 0;
         s.parked.store(false, std::memory_order_relaxed);
         s.done.store(false, std::memory_order_relaxed);
     }

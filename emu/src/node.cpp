@@ -53,6 +53,17 @@ void throw_if_cancelled(const machine_state& m) {
     if (m.cancelled.load(std::memory_order_acquire)) throw run_cancelled{};
 }
 
+// Records that the router will hold at least (bound, seq) for this node; false
+// if it already does on both clocks, so the publish would change nothing.
+bool tell_router(node_state& s, vclock bound, std::uint64_t seq) {
+    if (seq == s.routed_told_seq && bound.time <= s.routed_told.time &&
+        bound.steps <= s.routed_told.steps)
+        return false;
+    s.routed_told = bound;
+    s.routed_told_seq = seq;
+    return true;
+}
+
 // The smallest key this node can still give a routed message (router.hpp):
 // max(clock, its earliest free send port), and, while it waits for a routed
 // message not yet placed, that message's earliest arrival.
@@ -62,6 +73,7 @@ void publish_routed_bound(machine_state& m, node_state& s, const routed_message*
         port = {std::min(port.time, q.time), std::min(port.steps, q.steps)};
     vclock bound = max(s.clock, port);
     if (awaited) bound = max(bound, awaited->wanted + awaited->duration);
+    if (!tell_router(s, bound, s.routed_seq)) return;
     thread_local std::vector<int> woken;
     m.routes.publish(int(&s - m.nodes.get()), s.routed_seq, bound, woken);
     m.wake_each(woken);
@@ -610,7 +622,7 @@ void node::send_routed_bytes(int dest, bytes_view out) {
     routed_message* msg;
     {
         std::lock_guard lock(d.routed_mu);
-        msg = &d.routed_inbox[id_].emplace_back();
+        msg = &d.routed_in.push(id_);
         msg->source = id_;
         msg->dest = dest;
         msg->seq = s_->routed_seq++;
@@ -622,6 +634,7 @@ void node::send_routed_bytes(int dest, bytes_view out) {
         msg->data = std::move(data);
     }
     thread_local std::vector<int> woken;
+    tell_router(*s_, max(s_->clock, port), s_->routed_seq);
     m.routes.submit(*msg, max(s_->clock, port), woken);
     // The destination sees the message now, placed or not (if not, it tells
     // the router it waits for it).
@@ -644,8 +657,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
                      (source == id ? ", itself" : ", outside 0.." + std::to_string(p - 1)));
     const auto front = [&]() -> const routed_message* {
         std::lock_guard lock(s.routed_mu);
-        const auto it = s.routed_inbox.find(source);
-        return it == s.routed_inbox.end() || it->second.empty() ? nullptr : &it->second.front();
+        return s.routed_in.front(source);
     };
     const wait_info info{wait_info::routed, -1, source, expect, exact};
     bool announced = false;
@@ -671,15 +683,11 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
     vclock arrival, dur;
     {
         std::lock_guard lock(s.routed_mu);
-        const auto it = s.routed_inbox.find(source);
-        routed_message& msg = it->second.front();
+        const routed_message& msg = *s.routed_in.front(source);
         consume(msg);
         arrival = msg.arrival;
         dur = msg.duration;
-        it->second.pop_front();
-        // An empty queue still holds a block: keep only pairs with messages in
-        // flight, or p^2 of them pile up (alltoall pairwise: 600 MB at d = 10).
-        if (it->second.empty()) s.routed_inbox.erase(it);
+        s.routed_in.pop(source);
     }
     charge_receive(m, s, arrival, dur);
     if (m.cfg.trace) s.receipts.push_back({source, -1, std::int64_t(s.calls.size()) - 1});

@@ -17,6 +17,10 @@ double on(const vclock& v, int which) noexcept {
     return which == 0 ? v.time : double(v.steps);
 }
 
+bool same_on_both(const vclock& v) noexcept {
+    return v.time == double(v.steps);
+}
+
 } // namespace
 
 void router::reset(int p, int dim, bool trace) {
@@ -36,6 +40,7 @@ void router::reset(int p, int dim, bool trace) {
             dm.low[i] = std::min(dm.low[2 * i], dm.low[2 * i + 1]);
         dm.busy.assign(std::size_t(p) * dim, {});
     }
+    shared_ = true;
     used_.store(false, std::memory_order_relaxed);
     messages_ = 0;
     traffic_.assign(std::size_t(p) * dim, link_stats{});
@@ -50,8 +55,12 @@ void router::update(domain& dm, int n) {
     dm.low_queued[i] = q.empty() ? key{infinity, p_, 0} : q.top().k;
     dm.low[i] = std::min(dm.bound[std::size_t(n)], dm.low_queued[i]);
     for (i /= 2; i >= 1; i /= 2) {
-        dm.low[i] = std::min(dm.low[2 * i], dm.low[2 * i + 1]);
-        dm.low_queued[i] = std::min(dm.low_queued[2 * i], dm.low_queued[2 * i + 1]);
+        const key low = std::min(dm.low[2 * i], dm.low[2 * i + 1]);
+        const key low_queued = std::min(dm.low_queued[2 * i], dm.low_queued[2 * i + 1]);
+        // A block whose minima did not change leaves every block above as it was.
+        if (low == dm.low[i] && low_queued == dm.low_queued[i]) break;
+        dm.low[i] = low;
+        dm.low_queued[i] = low_queued;
     }
 }
 
@@ -78,6 +87,14 @@ void router::settle(int which, int n, std::vector<int>& woken) {
             break;
         }
     }
+}
+
+// Up to now domain 1 equals domain 0 (the same inputs, the same placements);
+// from the first input that differs on the two clocks they go apart.
+void router::split_unless_equal(vclock a, vclock b, vclock c) {
+    if (!shared_ || (same_on_both(a) && same_on_both(b) && same_on_both(c))) return;
+    dom_[1] = dom_[0];
+    shared_ = false;
 }
 
 // Bounds only rise: a late publish of an older, lower bound changes nothing.
@@ -137,10 +154,10 @@ void router::place(int which, routed_message& msg, std::vector<int>& woken) {
         msg.arrival.time = g + dur;
         if (g > w) congestion_.push_back({block_from, block_dim, msg.source, msg.dest, w, g});
         if (trace_) fixes_.push_back({msg.source, msg.trace, g + dur});
-    } else {
-        msg.arrival.steps = std::int64_t(g + dur);
     }
-    if (--msg.unplaced == 0) {
+    if (which == 1 || shared_) msg.arrival.steps = std::int64_t(g + dur);
+    msg.unplaced -= shared_ ? 2 : 1;
+    if (msg.unplaced == 0) {
         // Once ready, the receiver may take and free the message.
         woken.push_back(msg.dest);
         msg.ready.store(true, std::memory_order_release);
@@ -159,7 +176,8 @@ void router::submit(routed_message& msg, vclock bound, std::vector<int>& woken) 
         t.bytes += msg.data.size();
         x ^= 1 << k;
     }
-    for (int which = 0; which < 2; ++which) {
+    split_unless_equal(msg.wanted, msg.duration, bound);
+    for (int which = 0; which < domains(); ++which) {
         domain& dm = dom_[which];
         dm.queued[std::size_t(msg.source)].push(
             {{on(msg.wanted, which), msg.source, msg.seq}, &msg});
@@ -172,13 +190,14 @@ void router::submit(routed_message& msg, vclock bound, std::vector<int>& woken) 
 
 void router::publish(int id, std::uint64_t seq, vclock bound, std::vector<int>& woken) {
     std::lock_guard lock(mu_);
-    for (int which = 0; which < 2; ++which)
+    split_unless_equal(bound);
+    for (int which = 0; which < domains(); ++which)
         raise(which, id, {on(bound, which), id, seq}, woken);
 }
 
 void router::finish(int id, std::vector<int>& woken) {
     std::lock_guard lock(mu_);
-    for (int which = 0; which < 2; ++which)
+    for (int which = 0; which < domains(); ++which)
         raise(which, id, {infinity, id, 0}, woken);
 }
 
@@ -196,7 +215,7 @@ std::vector<congestion_event> router::congestion() const {
 bool router::force(std::vector<int>& woken) {
     std::lock_guard lock(mu_);
     bool placed = false;
-    for (int which = 0; which < 2; ++which) {
+    for (int which = 0; which < domains(); ++which) {
         domain& dm = dom_[which];
         if (dm.low_queued[1].t == infinity) continue;
         const int source = dm.low_queued[1].node;

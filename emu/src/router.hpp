@@ -38,7 +38,10 @@
 // Both clocks of a vclock run this independently (domain 0: time under the cost
 // model; domain 1: steps, every message one step), so the report's steps are
 // the same critical path as its virtual time at t_s = 1, t_w = 0, congestion
-// included.
+// included. While every key and duration the router has been given is the same
+// on both clocks (t_s = 1, t_w = 0 and no compute charged: the CLI's default),
+// domain 1 would repeat domain 0's placements exactly, so domain 0 serves both
+// and domain 1 is made a copy of it when an input first differs.
 //
 // A link's reservations that end before the start of a message placed on it
 // can never matter again (later ones on it have larger keys) and are dropped,
@@ -55,6 +58,7 @@
 #include <cstdint>
 #include <mutex>
 #include <queue>
+#include <unordered_map>
 #include <vector>
 
 #include <hcube/report.hpp>
@@ -78,6 +82,61 @@ struct routed_message {
     std::size_t elem = 0;
     std::uint32_t type = 0; // wire_type_id of the elements (node.hpp)
     std::vector<unsigned char> data;
+    routed_message* next = nullptr; // the source's next one in the inbox
+};
+
+// The routed messages addressed to one node: a FIFO for each source that has
+// some in flight. One queue per pair would be p^2 queues in all, and one list
+// of all sources gets long when senders run ahead (alltoall pairwise). A
+// message's address is stable until it is taken. Guarded by its node's mutex.
+class routed_inbox {
+public:
+    routed_inbox() = default;
+    routed_inbox(const routed_inbox&) = delete;
+    routed_inbox& operator=(const routed_inbox&) = delete;
+    ~routed_inbox() { clear(); }
+
+    // A new message at the tail of `source`'s queue.
+    routed_message& push(int source) {
+        auto* msg = new routed_message;
+        queue& q = by_source_[source];
+        (q.head ? q.tail->next : q.head) = msg;
+        q.tail = msg;
+        return *msg;
+    }
+    routed_message* front(int source) const {
+        const auto it = by_source_.find(source);
+        return it == by_source_.end() ? nullptr : it->second.head;
+    }
+    // Frees `source`'s first message.
+    void pop(int source) {
+        const auto it = by_source_.find(source);
+        routed_message* msg = it->second.head;
+        it->second.head = msg->next;
+        if (!msg->next) by_source_.erase(it);
+        delete msg;
+    }
+    template <class F>
+    void for_each(F f) const {
+        for (const auto& [source, q] : by_source_)
+            for (const routed_message* msg = q.head; msg; msg = msg->next)
+                f(*msg);
+    }
+    void clear() {
+        for (auto& [source, q] : by_source_)
+            while (routed_message* msg = q.head) {
+                q.head = msg->next;
+                delete msg;
+            }
+        by_source_.clear();
+    }
+
+private:
+    struct queue {
+        routed_message* head = nullptr;
+        routed_message* tail = nullptr;
+    };
+    std::unordered_map<int, queue> by_source_;
 };
 
 class router {
@@ -151,11 +210,15 @@ private:
     void settle(int which, int n, std::vector<int>& woken);
     void raise(int which, int n, key k, std::vector<int>& woken);
     void place(int which, routed_message& msg, std::vector<int>& woken);
+    // Domains in use: 1 while both clocks agree, then 2 (split() copies).
+    int domains() const noexcept { return shared_ ? 1 : 2; }
+    void split_unless_equal(vclock a, vclock b = {}, vclock c = {});
 
     std::mutex mu_;
     int p_ = 1, dim_ = 0;
     bool trace_ = false;
     domain dom_[2];
+    bool shared_ = true; // domain 0 stands for both clocks
     std::atomic<bool> used_{false};
     std::uint64_t messages_ = 0;
     std::vector<link_stats> traffic_;

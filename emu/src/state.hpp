@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <map>
@@ -243,10 +242,14 @@ struct alignas(cache_line) node_state {
     owned<receipt> receipts;
     std::exception_ptr error;
     std::uint64_t routed_seq = 0; // routed messages sent this run: the next one's tie-break
+    // The least bound the router holds for this node (it only rises), so that
+    // a publish that cannot raise it skips the router's lock.
+    vclock routed_told{-1, -1};
+    std::uint64_t routed_told_seq = 0;
 
     // Routed messages addressed to this node, by source, in send order.
     std::mutex routed_mu;
-    std::map<int, std::deque<routed_message>> routed_inbox;
+    routed_inbox routed_in;
 };
 
 struct machine_state {
