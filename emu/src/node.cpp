@@ -519,8 +519,13 @@ void exchange_all_on(Access a, const Transfer* ops, std::size_t n) {
         seen |= 1u << ops[i].dim;
     }
 
+    // Every send is posted before any receive or delivery wait, one-sided ones
+    // too: on unbuffered links a cycle of one-sided links then still moves.
     auto pending = a.deliveries();
+    unsigned waiting = 0;
     for (std::size_t i = 0; i < n; ++i) {
+        if (ops[i].way != transfer_way::send_only) waiting |= 1u << ops[i].dim;
+        if (ops[i].way == transfer_way::recv_only) continue;
         const bool borrowed = a.borrow(ops[i].out.bytes);
         const std::uint64_t seq = a.post(ops[i].dim, ops[i].out.data, ops[i].out.bytes,
                                          ops[i].out.elem, ops[i].out.type, borrowed);
@@ -528,7 +533,6 @@ void exchange_all_on(Access a, const Transfer* ops, std::size_t n) {
     }
     // Receive in whatever order the messages come; virtual time is a max, so
     // the order does not change it.
-    unsigned waiting = seen;
     while (waiting) {
         unsigned ready = 0;
         for (unsigned w = waiting; w; w &= w - 1) {

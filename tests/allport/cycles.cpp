@@ -2,7 +2,8 @@
 // the d rotated Hamiltonian cycles of seed 002 against the serial fold (plus
 // and the non-commutative matrix product), d = 0..7, n not divisible by p or
 // d; virtual time equal to cost::allreduce_d_cycles for the commutative
-// operator; the t_w coefficient log p below Eq. 4.14; single-port refused.
+// operator, on buffered and on unbuffered links; the t_w coefficient log p
+// below Eq. 4.14; single-port refused.
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -60,6 +61,24 @@ TEST_CASE("allreduce d-cycles: serial fold, exact cost for a commutative operato
             CAPTURE(n);
             allreduce_case<std::int64_t>(mc, n);
             if (d <= 5) allreduce_case<test::mat2>(mc, n);
+        }
+    }
+}
+
+// m not a multiple of p leaves blocks short or empty, so some links only send
+// or only receive in a step; on unbuffered links such one-sided links once
+// formed cycles of blocking sends (a deadlock at d = 3, m = 27).
+TEST_CASE("allreduce d-cycles on unbuffered links, short and empty blocks, d = 1..6") {
+    for (int d = 1; d <= 6; ++d) {
+        config c = test::cfg(d, port_model::all_port, t_s, t_w);
+        c.link_capacity = 0;
+        machine mc(c);
+        const std::size_t p = std::size_t(mc.size());
+        for (std::size_t n : {std::size_t{1}, p - 1, p + 3, 3 * p + 3, std::size_t{27}}) {
+            CAPTURE(d);
+            CAPTURE(n);
+            allreduce_case<std::int64_t>(mc, n);
+            if (d <= 3) allreduce_case<test::mat2>(mc, n);
         }
     }
 }

@@ -354,11 +354,6 @@ bool may_need_buffers(const test_case& c) {
         return c.algo == 0 || c.algo >= 2;
     case op_kind::reduce_scatter:
         return c.algo != 1;
-    case op_kind::allreduce:
-        // automatic picks the d-cycles under all-port, which deadlocks on
-        // unbuffered links when some blocks are short or empty (d = 3, m = 27):
-        // a known defect, not yet fixed.
-        return c.algo == 0 && c.ports == port_model::all_port;
     case op_kind::alltoall:
         return c.algo == 3;
     case op_kind::shift:

@@ -2,6 +2,9 @@
 // synchronous links, any-size receives, exchange and exchange_all.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <bit>
 #include <numeric>
 
 #include <hcube/machine.hpp>
@@ -175,6 +178,47 @@ TEST_CASE("exchange_all moves one message each way on every listed link") {
         CHECK(r.steps == 1);
         for (const auto& l : r.links)
             CHECK(l.messages == 1);
+    }
+}
+
+// One-sided transfers around the Gray-code cycle 0 1 3 2 6 7 5 4 of a 3-cube:
+// each node only sends to its successor and only receives from its
+// predecessor. With blocking sends before the receives this cycle deadlocks
+// on unbuffered links; exchange_all posts every send first. Sizes differ per
+// node (node 7's is above eager_limit, borrowed), so the charging is checked
+// link by link: a send holds its port t_s + t_w m, a receive ends at arrival.
+TEST_CASE("exchange_all with one-sided transfers: a cycle at capacity 0, no empty messages") {
+    constexpr int cycle[] = {0, 1, 3, 2, 6, 7, 5, 4};
+    const auto words = [](int x) { return std::size_t(1 + 100 * x); };
+    for (std::size_t capacity : {std::size_t(0), std::size_t(16)}) {
+        CAPTURE(capacity);
+        config c = cfg(3, port_model::all_port, 5, 2);
+        c.link_capacity = capacity;
+        machine m(c);
+        std::atomic<int> bad{0};
+        int succ[8], pred[8];
+        for (int i = 0; i < 8; ++i) {
+            succ[cycle[i]] = cycle[(i + 1) % 8];
+            pred[cycle[(i + 1) % 8]] = cycle[i];
+        }
+        const run_report r = m.run([&](node& me) {
+            const int x = me.id();
+            const auto out = payload(x, 0, words(x));
+            std::vector<std::int64_t> in(words(pred[x]));
+            const int to = std::countr_zero(unsigned(x ^ succ[x]));
+            const int from = std::countr_zero(unsigned(x ^ pred[x]));
+            me.exchange_all<std::int64_t>({transfer<std::int64_t>::recv_only(from, in),
+                                           transfer<std::int64_t>::send_only(to, out)});
+            if (in != payload(pred[x], 0, words(pred[x]))) ++bad;
+        });
+        CHECK(bad == 0);
+        CHECK(r.messages == 8u);
+        CHECK(r.steps == 1);
+        for (int x = 0; x < 8; ++x) {
+            CAPTURE(x);
+            CHECK(r.node_time[std::size_t(x)] ==
+                  std::max(5.0 + 2.0 * double(words(pred[x])), 5.0 + 2.0 * double(words(x))));
+        }
     }
 }
 

@@ -49,13 +49,26 @@ template <class R>
 concept wire_range = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
     wire_type<std::ranges::range_value_t<R>>;
 
+// Which way an exchange_all transfer moves data on its link.
+enum class transfer_way : std::uint8_t { both, send_only, recv_only };
+
 // One link's part of an exchange_all: send `out` on dimension `dim` and
-// receive exactly in.size() elements from the same link into `in`.
+// receive exactly in.size() elements from the same link into `in`. A
+// one-sided transfer (send_only, recv_only) moves one message, no empty one
+// the other way; the unused span is ignored.
 template <wire_type T>
 struct transfer {
     int dim;
     std::span<const T> out;
     std::span<T> in;
+    transfer_way way = transfer_way::both;
+
+    static transfer send_only(int dim, std::span<const T> out) {
+        return {dim, out, {}, transfer_way::send_only};
+    }
+    static transfer recv_only(int dim, std::span<T> in) {
+        return {dim, {}, in, transfer_way::recv_only};
+    }
 };
 
 template <wire_type T>
@@ -110,12 +123,15 @@ public:
         return v;
     }
 
-    // Several exchanges on distinct links at once. All-port only: under
-    // single-port it is a usage_error, and so is a dimension given twice.
+    // Several exchanges on distinct links at once, each both ways or one-sided
+    // (transfer_way): every send is posted before any receive or wait, so
+    // one-sided links in a cycle do not deadlock on unbuffered links. All-port
+    // only: under single-port it is a usage_error, and so is a dimension given
+    // twice.
     template <wire_type T>
     void exchange_all(std::span<const transfer<T>> ops) {
         exchange_each(ops, [](const transfer<T>& t) {
-            return raw_transfer{t.dim, view(t.out), mut(t.in)};
+            return raw_transfer{t.dim, view(t.out), mut(t.in), t.way};
         });
     }
     template <wire_type T>
@@ -192,6 +208,7 @@ private:
         int dim;
         bytes_view out;
         bytes_span in;
+        transfer_way way = transfer_way::both;
     };
     // Where a message of a size known only on arrival goes.
     struct sink {
