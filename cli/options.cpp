@@ -14,9 +14,10 @@
 namespace hcube::cli {
 
 void add_machine_options(CLI::App& app, run_params& p) {
-    add_number(app, "--dim", p.dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
-               "hypercube dimension (default 4: 16 nodes), one thread per node; hcube info --dim "
-               "D says whether a D-cube can start here");
+    add_number(
+        app, "--dim", p.dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
+        "hypercube dimension (default 4: 16 nodes), one thread or fiber per node; hcube info --dim "
+        "D says whether a D-cube can start here");
     std::vector<std::string> models;
     for (const port_policy& m : port_policies)
         models.emplace_back(m.option);
@@ -43,8 +44,32 @@ void add_machine_options(CLI::App& app, run_params& p) {
         "link implementation: ring (hcube's own, the default) or boost (Boost.Lockfree's "
         "spsc_queue); without it, HCUBE_LINKS if set. Results and virtual times are the same, "
         "wall time differs");
-    for (const auto& [flag, shown] :
-         {std::pair{"--dim", "D"}, {"--ts", "X"}, {"--tw", "Y"}, {"--link-capacity", "C"}})
+    constexpr std::array executors{executor_kind::threads, executor_kind::fibers};
+    std::vector<std::string> executor_names;
+    for (const executor_kind e : executors)
+        executor_names.emplace_back(to_string(e));
+    add_choice(
+        app, "--executor", executor_names,
+        [&p, executors](std::size_t i) { p.executor = executors[i]; },
+        "what runs the nodes: threads (every node its own OS thread, the default) or fibers "
+        "(user-level contexts on a few worker threads: many nodes, fast); without it, "
+        "HCUBE_EXECUTOR if set. Results and virtual times are the same");
+    add_number(app, "--workers", p.workers, 1, max_workers,
+               "an integer in 1.." + std::to_string(max_workers),
+               "fibers only: worker OS threads that run the nodes (default: one per usable CPU, "
+               "at most p); an error with threads");
+    add_number(app, "--stack-bytes", p.stack_bytes, min_stack_bytes, max_stack_bytes,
+               fmt::format("an integer in {}..{}", min_stack_bytes, max_stack_bytes),
+               fmt::format("fibers only: each node's stack, rounded up to pages (default {} "
+                           "KiB; address space, touched only as deep as the program goes); an "
+                           "error with threads",
+                           default_stack_bytes >> 10));
+    for (const auto& [flag, shown] : {std::pair{"--dim", "D"},
+                                      {"--ts", "X"},
+                                      {"--tw", "Y"},
+                                      {"--link-capacity", "C"},
+                                      {"--workers", "W"},
+                                      {"--stack-bytes", "B"}})
         app.get_option(flag)->type_name(shown);
 }
 

@@ -11,7 +11,7 @@ namespace hcube::cli {
 
 // The machine a run starts (machine_config(p) turns it into a config):
 // --dim D, --ports all|single, --ts X, --tw Y, --link-capacity C,
-// --links ring|boost.
+// --links ring|boost, --executor threads|fibers, --workers W, --stack-bytes B.
 void add_machine_options(CLI::App& app, run_params& p);
 
 // What a run moves: --words M, --type int32|int64|double, --root R, --shift Q.

@@ -45,7 +45,7 @@ formula_text formula_of(const run_params& p, const algorithm_entry& e) {
 json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
     const run_report& r = o.report;
     const formula_text f = formula_of(p, e);
-    return {
+    json j = {
         {"op", p.op},
         {"algo", e.algo},
         {"dim", p.dim},
@@ -70,7 +70,20 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"formula_differs", f.seed ? f.seed->why : ""},
         {"link_capacity", p.link_capacity},
         {"links", to_string(r.link_implementation)},
+        {"executor", to_string(r.executor)},
     };
+    if (r.executor == executor_kind::fibers) j["workers"] = o.workers;
+    return j;
+}
+
+// "threads (one OS thread per node)" or "fibers on 2 worker threads, 256 KiB
+// stacks".
+std::string executor_text(const run_params& p, const run_outcome& o) {
+    if (o.report.executor == executor_kind::threads) return "threads (one OS thread per node)";
+    const std::size_t stack = p.stack_bytes ? p.stack_bytes : default_stack_bytes;
+    return fmt::format(
+        "fibers on {} worker thread{}, {} stacks", o.workers, o.workers == 1 ? "" : "s",
+        stack % 1024 ? fmt::format("{}-byte", stack) : fmt::format("{} KiB", stack >> 10));
 }
 
 void print_text(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
@@ -106,6 +119,7 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     row("steps", fmt::format("{}", r.steps));
     row("wall time", fmt::format("{} s on {} links", number(r.wall_seconds, 3),
                                  to_string(r.link_implementation)));
+    row("executor", executor_text(p, o));
     row("messages",
         fmt::format("{} total, {} on the busiest link", r.messages, r.max_link_messages()));
     row("bytes", fmt::format("{} total, {} on the busiest link", r.bytes, r.max_link_bytes()));

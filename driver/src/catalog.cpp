@@ -202,6 +202,17 @@ config machine_config(const run_params& p) {
     c.link_capacity = p.link_capacity;
     c.trace = p.trace;
     c.links = p.links;
+    c.executor = detail::resolve_executor(p.executor);
+    if (c.executor == executor_kind::threads) {
+        const auto refuse = [](const std::string& what) {
+            throw usage_error(what + " applies to --executor fibers; with threads every node is "
+                                     "its own OS thread with the system's stack");
+        };
+        if (p.workers) refuse("--workers " + std::to_string(p.workers));
+        if (p.stack_bytes) refuse("--stack-bytes " + std::to_string(p.stack_bytes));
+    }
+    c.workers = p.workers;
+    if (p.stack_bytes) c.stack_bytes = p.stack_bytes;
     return c;
 }
 
@@ -305,7 +316,9 @@ run_outcome run_algorithm(run_params p) {
                           " (beyond " + number(std::numeric_limits<double>::max()) +
                           "); choose a larger time unit so that t_s and t_w are smaller");
     machine m(machine_config(p));
-    return e->run(m, p);
+    run_outcome o = e->run(m, p);
+    if (m.cfg().executor == executor_kind::fibers) o.workers = m.cfg().workers;
+    return o;
 }
 
 } // namespace hcube

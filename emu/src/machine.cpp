@@ -211,28 +211,29 @@ std::string describe(int dim, const wait_info& w) {
     return os.str();
 }
 
-// config::links with `automatic` resolved: HCUBE_LINKS if set (and not empty),
-// else the ring.
-link_impl chosen_links(link_impl asked) {
-    if (asked != link_impl::automatic) return asked;
-    const char* env = std::getenv("HCUBE_LINKS");
-    if (!env || !*env) return link_impl::ring;
-    if (const auto l = parse_link_impl(env)) return *l;
-    throw usage_error("machine: HCUBE_LINKS=" + std::string(env) +
-                      " names no link implementation; use ring or boost (or unset it: ring)");
+// A config enum's `automatic` resolved: the value the environment variable
+// `var` names (`parse`), or `fallback` when it is unset or empty.
+template <class E, class Parse>
+E from_environment(E asked, const char* var, E fallback, Parse parse, const char* what,
+                   const char* choices) {
+    if (asked != E::automatic) return asked;
+    const char* env = std::getenv(var);
+    if (!env || !*env) return fallback;
+    if (const std::optional<E> e = parse(env)) return *e;
+    throw usage_error("machine: " + std::string(var) + "=" + env + " names no " + what + "; use " +
+                      choices + " (or unset it: " + std::string(to_string(fallback)) + ")");
 }
 
 } // namespace
 
 executor_kind detail::resolve_executor(executor_kind e) {
-    if (e != executor_kind::automatic) return e;
-    const char* env = std::getenv("HCUBE_EXECUTOR");
-    if (!env || !*env) return executor_kind::threads;
-    const std::string_view v = env;
-    if (v == "threads") return executor_kind::threads;
-    if (v == "fibers") return executor_kind::fibers;
-    throw usage_error("machine: HCUBE_EXECUTOR=" + std::string(v) +
-                      " is neither threads nor fibers");
+    const auto parse = [](std::string_view v) -> std::optional<executor_kind> {
+        for (const executor_kind k : {executor_kind::threads, executor_kind::fibers})
+            if (v == to_string(k)) return k;
+        return std::nullopt;
+    };
+    return from_environment(e, "HCUBE_EXECUTOR", executor_kind::threads, parse, "executor",
+                            "threads or fibers");
 }
 
 detail::os_limits detail::read_os_limits() {
@@ -319,7 +320,8 @@ machine::machine(config cfg)
     if (const std::string why = os_limit_problems(cfg, lim); !why.empty()) throw error(why);
     machine_state& m = *state_;
     m.cfg = cfg;
-    m.cfg.links = chosen_links(cfg.links);
+    m.cfg.links = from_environment(cfg.links, "HCUBE_LINKS", link_impl::ring, parse_link_impl,
+                                   "link implementation", "ring or boost");
     m.p = 1 << cfg.dim;
 
     const int d = cfg.dim;

@@ -16,6 +16,10 @@ for cmd in info list run; do
 done
 expect_line "$("$hcube" info --help)" '--dim' "info --help lists --dim"
 expect_line "$("$hcube" run --help)" '--link-capacity' "run --help lists --link-capacity"
+for flag in --executor --workers --stack-bytes; do
+    expect_line "$("$hcube" run --help)" "$flag" "run --help lists $flag"
+    expect_line "$("$hcube" draw --help)" "$flag" "draw --help lists $flag"
+done
 expect_line "$("$hcube" run --help)" '--kernel' "run --help lists catalog options"
 for top in --help -h help; do
     out=$("$hcube" $top) || fail "hcube $top: exit status $?"
@@ -33,6 +37,8 @@ usage_error "hcube list: unknown option '--json'" list --json
 usage_error "hcube run: unknown option '--dimm' (did you mean --dim?)" run alltoall --dimm 3
 usage_error "hcube run: --ports 'both' is not single or all" run alltoall --ports both
 usage_error "hcube run: unexpected argument 'extra'" run alltoall extra
+usage_error "hcube run: --executor 'green' is not threads or fibers" run alltoall --executor green
+usage_error "hcube draw: --executor 'green' is not threads or fibers" draw alltoall --executor green
 # No command at all: the overview on stdout, status 2.
 "$hcube" >/dev/null 2>&1
 rc=$?
@@ -54,10 +60,13 @@ out = []
 walk(json.loads(sys.stdin.read(), object_pairs_hook=tuple), "", out)
 print(" ".join(out))'
 }
-run_keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity links'
-info_keys='dim nodes directed_links threads link_capacity diameter can_start largest_dim_here memory_estimate memory_estimate.bytes memory_estimate.link_bytes memory_estimate.node_bytes memory_estimate.note gray_code gray_code.total_rows gray_code.rows gray_code.rows.[]i gray_code.rows.[]gray gray_code.rows.[]transition'
-json=$("$hcube" run allreduce --dim 2 --json) || fail "run --json: exit status $?"
+run_keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity links executor'
+info_keys='dim nodes directed_links threads link_capacity diameter can_start largest_dim_here memory_estimate memory_estimate.bytes memory_estimate.link_bytes memory_estimate.node_bytes memory_estimate.note executors executors.threads executors.threads.stack_bytes executors.threads.guard_bytes executors.threads.reserved_bytes executors.threads.touched_bytes executors.threads.mappings executors.threads.can_start executors.threads.largest_dim_here executors.fibers executors.fibers.stack_bytes executors.fibers.guard_bytes executors.fibers.reserved_bytes executors.fibers.touched_bytes executors.fibers.mappings executors.fibers.guarded_stacks executors.fibers.workers executors.fibers.can_start executors.fibers.largest_dim_here gray_code gray_code.total_rows gray_code.rows gray_code.rows.[]i gray_code.rows.[]gray gray_code.rows.[]transition'
+json=$(HCUBE_EXECUTOR= "$hcube" run allreduce --dim 2 --json) || fail "run --json: exit status $?"
 [ "$(keys <<<"$json")" = "$run_keys" ] || fail "run JSON keys: $(keys <<<"$json")"
+# Fibers add how many worker threads ran them, last.
+json=$("$hcube" run allreduce --dim 2 --json --executor fibers) || fail "run fibers: exit status $?"
+[ "$(keys <<<"$json")" = "$run_keys workers" ] || fail "run JSON keys, fibers: $(keys <<<"$json")"
 json=$("$hcube" info --dim 2 --json) || fail "info --json: exit status $?"
 [ "$(keys <<<"$json")" = "$info_keys" ] || fail "info JSON keys: $(keys <<<"$json")"
 # Integral numbers print as integers, as before the JSON library.

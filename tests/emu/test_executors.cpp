@@ -86,7 +86,8 @@ TEST_CASE("the executor is the configured one, or HCUBE_EXECUTOR's, or threads")
     }
     executor_env env("green");
     CHECK_THROWS_WITH_AS(machine(cfg(2)),
-                         "machine: HCUBE_EXECUTOR=green is neither threads nor fibers",
+                         "machine: HCUBE_EXECUTOR=green names no executor; use threads or "
+                         "fibers (or unset it: threads)",
                          usage_error);
     CHECK(to_string(executor_kind::fibers) == "fibers");
     CHECK(to_string(executor_kind::threads) == "threads");

@@ -26,13 +26,40 @@ expect_line "$json" '"bytes": 551936' "JSON memory estimate"
 expect_line "$json" '\{"i": 6, "gray": "101", "transition": 0\}' "JSON Gray row 6"
 expect_line "$json" '\{"i": 7, "gray": "100", "transition": 2\}\]' "JSON last Gray row"
 
-# Whether this system can start the cube's threads, and the largest that can.
-expect_line "$out" '^can start here +yes$' "a 3-cube starts"
-expect_line "$out" '^largest D here +[0-9]+ ' "largest dimension"
-if [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -lt 65536 ]; then
+# Whether this system can start the cube under each executor, and the largest
+# that can.
+expect_line "$out" '^can start here +threads yes; fibers yes$' "a 3-cube starts"
+expect_line "$out" '^largest D here +[0-9]+ with threads, [0-9]+ with fibers ' "largest dimension"
+
+# Memory by executor. Threads: p x (stack + guard page) of address space,
+# 16 KiB touched each, 2 mappings each. Fibers: p x (256 KiB + 16 KiB zone),
+# one mapping, and as many worker stacks as usable CPUs (at most p).
+read -r stack guard < <(python3 -c 'import resource; s = resource.getrlimit(resource.RLIMIT_STACK)[0]; print(s if s > 0 else 2097152, 4096)')
+workers=$(nproc)
+[ "$workers" -gt 8 ] && workers=8
+json=$("$hcube" info --dim 3 --json) || fail "info --dim 3 --json exited with $?"
+threads_json=$(grep -Eo '"threads": \{[^}]*\}' <<<"$json")
+fibers_json=$(grep -Eo '"fibers": \{[^}]*\}' <<<"$json")
+expect_line "$threads_json" "\"stack_bytes\": $stack, \"guard_bytes\": $guard, \"reserved_bytes\": $((8 * (stack + guard))), \"touched_bytes\": $((8 * 16384)), \"mappings\": 16, " "threads' memory"
+expect_line "$fibers_json" "\"stack_bytes\": 262144, \"guard_bytes\": 16384, \"reserved_bytes\": $((8 * 278528 + workers * (stack + guard))), \"touched_bytes\": $((8 * 16384)), \"mappings\": $((1 + 16 + 2 * workers)), \"guarded_stacks\": 8, \"workers\": $workers, \"can_start\": true" "fibers' memory"
+expect_line "$out" '^  threads +reserved [0-9.]+ MiB = 8 x \([0-9.]+ MiB stack \+ 4\.0 KiB guard page; ulimit -s\)$' "threads reserved (text)"
+expect_line "$out" '^ +touched  about 128\.0 KiB = 8 x 16\.0 KiB \(the stack pages in use and the node.s state\), plus the kernel' "threads touched (text)"
+expect_line "$out" '^ +mappings 16 \(a stack and its guard page per thread\) \+ [0-9]+ in use, vm\.max_map_count [0-9-]+: they fit$' "threads' mappings (text)"
+expect_line "$out" '^  fibers +reserved [0-9.]+ MiB = 8 x \(256\.0 KiB stack \+ 16\.0 KiB guard zone\) in one mapping \+ [0-9]+ worker threads? x ' "fibers reserved (text)"
+expect_line "$out" '^ +touched  about 128\.0 KiB = 8 x 16\.0 KiB \(the stack pages in use and the node.s state\)$' "fibers touched (text)"
+expect_line "$out" '^ +guards   a guard page under every stack' "fibers' guards (text)"
+
+# With Linux's default vm.max_map_count a 15-cube's threads need too many
+# mappings; fibers start it, with guard pages under as many stacks as fit and
+# red zones under the rest from d = 16 on.
+max_map=$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)
+if [ "$max_map" -lt 65536 ] && [ "$max_map" -gt 0 ]; then
     out15=$("$hcube" info --dim 15) || fail "info --dim 15 exited with $?"
-    expect_line "$out15" '^can start here +no: .*vm\.max_map_count' "15-cube refused"
-    expect_line "$out15" '^largest D here +1[0-4] ' "largest dimension below 15"
+    expect_line "$out15" '^can start here +threads no: .*vm\.max_map_count.*; fibers yes$' "15-cube refused with threads"
+    expect_line "$out15" '^largest D here +1[0-4] with threads, 1[6-9] with fibers ' "largest dimension below 15 with threads"
+    expect_line "$out15" '^ +mappings 65536 .*: too many; threads stop at d = 1[0-4] here$' "threads' mappings too many"
+    out16=$("$hcube" info --dim 16) || fail "info --dim 16 exited with $?"
+    expect_line "$out16" '^ +guards   guard pages under [0-9]+ of the 65536 stacks .*; the other [0-9]+ get a 16\.0 KiB red zone' "red zones at d = 16"
 fi
 
 big=$("$hcube" info --dim 7) || fail "info --dim 7 exited with $?"

@@ -9,9 +9,10 @@ source "$(dirname "$0")/../support/cli_common.sh"
 # json_field JSON KEY: the raw value of a top-level key.
 json_field() { grep -Eo "\"$2\": (\"[^\"]*\"|[^,}]*)" <<<"$1" | head -1 | sed -E "s/^\"$2\": //"; }
 
-keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity links'
-# The default links unless a check asks for others (the suites' variants set it).
-unset HCUBE_LINKS
+keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity links executor'
+# The default links and executor unless a check asks for others (the suites'
+# variants set them).
+unset HCUBE_LINKS HCUBE_EXECUTOR
 
 # run_json WHAT ARGS...: runs with --json, checks status 0, the keys in order,
 # verified, and virtual_time == formula_time; leaves the object in $json.
@@ -22,7 +23,10 @@ run_json() {
     [ "$(grep -c . <<<"$json")" -eq 1 ] || fail "$what: JSON is not one line: $json"
     local got
     got=$(grep -Eo '"[a-z_]+": ' <<<"$json" | tr -d '":' | xargs)
-    [ "$got" = "$keys" ] || fail "$what: keys '$got'"
+    # Fibers add the number of worker threads that ran them, last.
+    local want=$keys
+    [ "$(json_field "$json" executor)" = '"fibers"' ] && want="$keys workers"
+    [ "$got" = "$want" ] || fail "$what: keys '$got'"
     [ "$(json_field "$json" verified)" = true ] || fail "$what: not verified: $json"
     [ "$(json_field "$json" virtual_time)" = "$(json_field "$json" formula_time)" ] ||
         fail "$what: virtual_time != formula_time: $json"
@@ -75,6 +79,47 @@ HCUBE_LINKS=boost run_json "HCUBE_LINKS=boost" allreduce --dim 3 --words 5 --tw 
 HCUBE_LINKS=boost run_json "--links ring over HCUBE_LINKS" allreduce --dim 3 --links ring
 [ "$(json_field "$json" links)" = '"ring"' ] || fail "--links ring, HCUBE_LINKS=boost: $json"
 
+# --executor: the same results, virtual time, steps and traffic with threads
+# and with fibers (on 2 workers, and all nodes on 1), a congested routed shift
+# and a deadlock-prone synchronous run among them.
+same_run() {
+    local what=$1 threads fibers
+    shift
+    run_json "$what, threads" "$@" --executor threads
+    [ "$(json_field "$json" executor)" = '"threads"' ] || fail "$what: executor: $json"
+    threads=$json
+    for w in 2 1; do
+        run_json "$what, fibers" "$@" --executor fibers --workers $w
+        fibers=$json
+        [ "$(json_field "$fibers" executor)" = '"fibers"' ] || fail "$what: executor: $fibers"
+        [ "$(json_field "$fibers" workers)" = $w ] || fail "$what: workers $w: $fibers"
+        for k in algo virtual_time steps messages bytes max_link_bytes congestion_events note; do
+            [ "$(json_field "$threads" $k)" = "$(json_field "$fibers" $k)" ] ||
+                fail "$what: $k differs: threads $threads, fibers $fibers"
+        done
+    done
+}
+same_run "allreduce" allreduce --algo hypercube --dim 4 --words 5 --tw 1
+same_run "alltoall pairwise" alltoall --algo pairwise --dim 3 --words 4 --ts 3 --tw 2
+same_run "shift ecube on the Gray array" shift --algo ecube --dim 3 --shift 3 --ring=gray
+same_run "allgather, synchronous links" allgather --algo hypercube --dim 3 --link-capacity 0
+same_run "scatter" scatter --dim 4 --words 3 --tw 1 --root 5
+# Without --executor, HCUBE_EXECUTOR decides; --executor overrides it.
+HCUBE_EXECUTOR=fibers run_json "HCUBE_EXECUTOR=fibers" allreduce --dim 3
+[ "$(json_field "$json" executor)" = '"fibers"' ] || fail "HCUBE_EXECUTOR=fibers: $json"
+HCUBE_EXECUTOR=fibers run_json "--executor threads over HCUBE_EXECUTOR" allreduce --dim 3 \
+    --executor threads
+[ "$(json_field "$json" executor)" = '"threads"' ] || fail "--executor threads: $json"
+# The default worker count: one per usable CPU, at most p.
+run_json "fibers, default workers" allreduce --dim 1 --executor fibers
+[ "$(json_field "$json" workers)" -ge 1 ] && [ "$(json_field "$json" workers)" -le 2 ] ||
+    fail "default workers on 2 nodes: $json"
+out=$("$hcube" run allreduce --dim 3 --executor fibers --workers 2 --stack-bytes 65536) ||
+    fail "text run, fibers: exit status $?"
+expect_line "$out" '^  executor +fibers on 2 worker threads, 64 KiB stacks$' "text executor row, fibers"
+out=$("$hcube" run allreduce --dim 3) || fail "text run, threads: exit status $?"
+expect_line "$out" '^  executor +threads \(one OS thread per node\)$' "text executor row, threads"
+
 # list: every catalog operation and algorithm; run --help.
 list=$("$hcube" list) || fail "list: exit status $?"
 for algo in dimension-exchange pairwise ring; do
@@ -116,6 +161,18 @@ bad alltoall --tw abc "--tw 'abc' is not a finite number"
 bad shift --shift 1x "--shift '1x' is not an integer"
 bad alltoall --ports both "--ports 'both' is not single or all"
 bad alltoall --links spsc "--links 'spsc' is not ring or boost"
+bad alltoall --executor fiber "--executor 'fiber' is not threads or fibers"
+HCUBE_EXECUTOR=green bad alltoall "machine: HCUBE_EXECUTOR=green names no executor; use threads or fibers (or unset it: threads)"
+bad alltoall --executor fibers --workers 0 "--workers '0' is out of range (expected an integer in 1..1024)"
+bad alltoall --executor fibers --workers two "--workers 'two' is not an integer in 1..1024"
+bad alltoall --executor fibers --stack-bytes 100 "--stack-bytes '100' is out of range (expected an integer in 16384..1073741824)"
+# --workers and --stack-bytes are for fibers; with threads they are errors
+# (whether threads come from --executor, HCUBE_EXECUTOR or the default).
+bad alltoall --workers 2 "--workers 2 applies to --executor fibers; with threads every node is its own OS thread"
+bad alltoall --executor threads --workers 2 "--workers 2 applies to --executor fibers"
+HCUBE_EXECUTOR=threads bad alltoall --stack-bytes 65536 "--stack-bytes 65536 applies to --executor fibers"
+HCUBE_EXECUTOR=fibers run_json "HCUBE_EXECUTOR=fibers with --workers" alltoall --dim 2 --workers 1
+[ "$(json_field "$json" workers)" = 1 ] || fail "HCUBE_EXECUTOR=fibers --workers 1: $json"
 HCUBE_LINKS=spsc bad alltoall "machine: HCUBE_LINKS=spsc names no link implementation; use ring or boost"
 bad alltoall --type float "--type 'float' is not int32, int64 or double"
 bad alltoall --dim 4 --root 16 "--root 16 is outside 0..15 for --dim 4"

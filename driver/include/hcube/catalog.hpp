@@ -36,6 +36,13 @@ struct run_params {
     std::size_t link_capacity = config{}.link_capacity;
     // The link implementation (config::links; automatic: HCUBE_LINKS, else ring).
     link_impl links = link_impl::automatic;
+    // What runs the nodes (config::executor; automatic: HCUBE_EXECUTOR, else
+    // threads) and, for fibers only, their worker threads (0: one per usable
+    // CPU) and each node's stack (0: default_stack_bytes). machine_config
+    // refuses workers or stack_bytes with threads.
+    executor_kind executor = executor_kind::automatic;
+    int workers = 0;
+    std::size_t stack_bytes = 0;
     elem_type type = elem_type::int32;
     // Record every message and primitive call (config::trace) in the report.
     bool trace = false;
@@ -55,6 +62,7 @@ struct option_spec {
 
 struct run_outcome {
     bool verified = false;
+    int workers = 0;         // fibers: the worker threads that ran the nodes
     double formula_time = 0; // the seed's closed form for these parameters
     run_report report;
     std::string note; // what a failed verification found, or extra facts
@@ -122,7 +130,9 @@ algorithm_entry entry_of(const algorithm_record& r);
 
 const catalog& builtin_catalog();
 
-// A machine configured for `p` (dim, ports, cost).
+// A machine configured for `p` (dim, ports, cost, links, executor). Throws
+// usage_error when p gives workers or stack_bytes and the executor resolves
+// to threads (each node is then its own OS thread with the system's stack).
 config machine_config(const run_params& p);
 
 // The entry's exact form for `p` (nullopt: `formula` itself is exact).
