@@ -1,8 +1,8 @@
 """Checks the files pictures.sh made: traces (one flow per message), SVGs
 (well-formed XML, one arrow per message) and the HTML pages in headless
 Chromium (no console errors, the step controls change the picture, the node
-labels read back from the page are seed 000's Figure 4.11 and seed 002's
-Figure 8)."""
+labels read back from the page are seed 000's Figures 4.11 and 4.15 and
+seed 002's Figure 8)."""
 import json
 import os
 import shutil
@@ -133,6 +133,18 @@ check(ag.current == "0" and not ag.hidden[0] and ag.hidden[1], "ag.html does not
 # The controls: "#next=2" presses next twice.
 check(dump("ag.html", "#next=2").current == "2", "next did not move to step 2")
 check(dump("ag.html", "#next=9").current == "3", "next went past the last step")
+
+# Figure 4.15: the blocks each node holds, its own and those it passes on.
+fig_4_15 = [
+    ["(0,1,2,3,4,5,6,7)"] + [None] * 7,
+    ["(0,1,2,3)", None, None, None, "(4,5,6,7)", None, None, None],
+    ["(0,1)", None, "(2,3)", None, "(4,5)", None, "(6,7)", None],
+    [f"({i})" for i in range(8)],
+]
+sc = dump("sc.html")
+for k, want in enumerate(fig_4_15):
+    got = [sc.labels.get((k, i)) for i in range(8)]
+    check(got == want, f"sc.html step {k}: labels {got}, Figure 4.15 has {want}")
 
 shots = []
 for k in (1, 2):

@@ -15,6 +15,7 @@ trap 'rm -rf "$dir"' EXIT
     --svg "$dir/a2a.svg" >/dev/null
 "$hcube" draw allgather --algo hypercube --dim 3 --out "$dir/ag.html" --svg-dir "$dir/steps" >/dev/null
 "$hcube" draw allgather --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/dc.html" >/dev/null
+"$hcube" draw scatter --algo binomial --dim 3 --out "$dir/sc.html" >/dev/null
 
 # A deadlock draws its wait-for graph and exits 1.
 status=0

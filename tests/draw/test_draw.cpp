@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <hcube/collectives/allgather.hpp>
@@ -216,6 +217,56 @@ TEST_CASE("steps of broadcast (Figure 4.6) and prefix sums (Figure 4.13)") {
     // Figure 4.13 after the first step: odd nodes have added their lower neighbour.
     CHECK(s.steps[1].labels[1] == "[0,1]");
     CHECK(s.steps[1].labels[2] == "[2]");
+}
+
+TEST_CASE("scatter and gather show the blocks held for others (Figure 4.15)") {
+    // Figure 4.15 (a)-(d): the blocks are named by their destination; a node
+    // keeps those of its subcube until it passes them on.
+    const std::vector<std::vector<std::string>> fig_4_15 = {
+        {"(0,1,2,3,4,5,6,7)", "", "", "", "", "", "", ""},
+        {"(0,1,2,3)", "", "", "", "(4,5,6,7)", "", "", ""},
+        {"(0,1)", "", "(2,3)", "", "(4,5)", "", "(6,7)", ""},
+        {"(0)", "(1)", "(2)", "(3)", "(4)", "(5)", "(6)", "(7)"}};
+    const algorithm_steps s = record_steps(params("scatter", "binomial", 3, 2));
+    REQUIRE(s.steps.size() == 4);
+    for (std::size_t k = 0; k < 4; ++k)
+        CHECK(s.steps[k].labels == fig_4_15[k]);
+    // The first message carries half of the root's blocks.
+    CHECK(s.steps[1].carried == std::vector<std::string>{"(4,5,6,7)"});
+    // Gather is the same picture backwards.
+    const algorithm_steps g = record_steps(params("gather", "binomial", 3));
+    for (std::size_t k = 0; k < 4; ++k)
+        CHECK(g.steps[k].labels == fig_4_15[3 - k]);
+}
+
+TEST_CASE("alltoall shows every block a node holds in the middle steps (Figures 4.20, 4.21)") {
+    // Figure 4.20: after the exchanges on dimensions 0..k-1 node i holds the
+    // blocks {s,t} from the s that agree with i from bit k up, for the t that
+    // agree with i below bit k; (b) node 0: {0,0} {0,2} {0,4} {0,6} {1,0} ...
+    const algorithm_steps s = record_steps(params("alltoall", "dimension-exchange", 3));
+    REQUIRE(s.steps.size() == 4);
+    CHECK(s.steps[1].labels[0] == "{0,0} {0,2} {0,4} {0,6} {1,0} {1,2} {1,4} {1,6}");
+    CHECK(s.steps[2].labels[5] == "{4,1} {4,5} {5,1} {5,5} {6,1} {6,5} {7,1} {7,5}");
+    for (int k = 0; k <= 3; ++k)
+        for (int i = 0; i < 8; ++i) {
+            std::string want;
+            const int low = (1 << k) - 1;
+            for (int src = 0; src < 8; ++src)
+                for (int dst = 0; dst < 8; ++dst)
+                    if ((src & ~low) == (i & ~low) && (dst & low) == (i & low))
+                        want += (want.empty() ? "" : " ") + fmt::format("{{{},{}}}", src, dst);
+            CHECK(s.steps[std::size_t(k)].labels[std::size_t(i)] == want);
+        }
+    // A message carries the half meant for the other subcube: node 0's first.
+    for (std::size_t m = 0; m < s.steps[1].messages.size(); ++m)
+        if (s.report.trace[s.steps[1].messages[m]].from == 0)
+            CHECK(s.steps[1].carried[m] == "{0,1} {0,3} {0,5} {0,7}");
+    // Figure 4.21 (pairwise): in step j node i gives {i, i^j} to i^j and
+    // keeps the blocks it has not sent yet.
+    const algorithm_steps w = record_steps(params("alltoall", "pairwise", 2));
+    CHECK(w.steps[1].labels[0] == "{0,0} {0,2} {0,3} {1,0}");
+    CHECK(w.steps[2].labels[0] == "{0,0} {0,3} {1,0} {2,0}");
+    CHECK(w.steps[3].labels[0] == "{0,0} {1,0} {2,0} {3,0}");
 }
 
 TEST_CASE("memory tables of d-cycles allgather are seed 002's Figure 8") {
