@@ -3,6 +3,7 @@
 Chromium (no console errors, the step controls change the picture, the node
 labels read back from the page are seed 000's Figures 4.11 and 4.15 and
 seed 002's Figure 8)."""
+import html
 import json
 import os
 import shutil
@@ -171,6 +172,44 @@ for k, line in enumerate(fig_8.splitlines()):
         check(got == row, f"dc.html step {k} location {j}: {got}, Figure 8 has {row}")
 
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
+
+# Layout: in every step picture of allgather, broadcast, scatter and alltoall
+# on a 3-cube, the node labels, ids and arrow labels, measured by Chromium
+# (getBBox), overlap no other text and stay inside the picture.
+svgs = [os.path.join(d, sub, f"step-{k}.svg") for sub in ("steps", "bc", "sc", "a2a")
+        for k in range(4)]
+measure = """<script>
+var out = [];
+document.querySelectorAll('svg').forEach(function (svg, n) {
+  var vb = svg.viewBox.baseVal;
+  svg.querySelectorAll('text.label, text.cargo, text.id').forEach(function (t) {
+    var b = t.getBBox();
+    out.push([n, t.getAttribute('class') + ' ' + t.textContent, b.x, b.y, b.width, b.height,
+              vb.width, vb.height]);
+  });
+});
+document.getElementById('boxes').textContent = JSON.stringify(out);
+</script>"""
+with open(os.path.join(d, "layout.html"), "w") as f:
+    f.write("<!DOCTYPE html><html><body>" + "".join(open(s).read() for s in svgs) +
+            '<pre id="boxes"></pre>' + measure + "</body></html>")
+out, console = browse("layout.html", "", "--dump-dom")
+check(not console, f"layout.html: console messages {console}")
+boxes = json.loads(html.unescape(out.split('<pre id="boxes">')[1].split("</pre>")[0]))
+check(len(boxes) > 100, f"layout.html: only {len(boxes)} texts measured")
+by_svg = {}
+for n, what, x, y, w, h, width, height in boxes:
+    by_svg.setdefault(n, []).append((what, x, y, x + w, y + h))
+    check(x >= 0 and y >= 0 and x + w <= width and y + h <= height,
+          f"{svgs[n]}: '{what}' at {x:.0f},{y:.0f}+{w:.0f}x{h:.0f} leaves the "
+          f"{width:.0f}x{height:.0f} picture")
+SLACK = 1.5  # a text's box includes the font's line gap above and below
+for n, texts in by_svg.items():
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            if (a[1] < b[3] - SLACK and b[1] < a[3] - SLACK and a[2] < b[4] - SLACK
+                    and b[2] < a[4] - SLACK):
+                check(False, f"{svgs[n]}: '{a[0]}' overlaps '{b[0]}'")
 
 if failures:
     print("\n".join(failures))

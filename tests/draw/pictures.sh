@@ -15,7 +15,9 @@ trap 'rm -rf "$dir"' EXIT
     --svg "$dir/a2a.svg" >/dev/null
 "$hcube" draw allgather --algo hypercube --dim 3 --out "$dir/ag.html" --svg-dir "$dir/steps" >/dev/null
 "$hcube" draw allgather --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/dc.html" >/dev/null
-"$hcube" draw scatter --algo binomial --dim 3 --out "$dir/sc.html" >/dev/null
+"$hcube" draw scatter --algo binomial --dim 3 --out "$dir/sc.html" --svg-dir "$dir/sc" >/dev/null
+"$hcube" draw broadcast --algo binomial --dim 3 --svg-dir "$dir/bc" >/dev/null
+"$hcube" draw alltoall --algo dimension-exchange --dim 3 --svg-dir "$dir/a2a" >/dev/null
 
 # A deadlock draws its wait-for graph and exits 1.
 status=0
