@@ -354,6 +354,42 @@ double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, dou
     return col(p) + cw - x0;
 }
 
+// Seed 002's Figures 13-19 for step k: every memory address of every node,
+// "●" sending its partial sum, "+" receiving and adding, "○" added before,
+// and the dimension the sum crossed. Cells have class "cell".
+double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0,
+                            double y0) {
+    const int p = 1 << s.params.dim;
+    const auto& cells = s.steps[k].memory;
+    const std::size_t addresses = cells.empty() ? 0 : cells[0].size();
+    const double cw = 30, rh = 17, first = 40;
+    const auto col = [&](int c) { return x0 + first + cw * c; };
+    os << fmt::format(R"(<g class="memory" font-size="12" font-family="monospace">)")
+       << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Mem</text>)", num(x0), num(y0));
+    for (int i = 0; i < p; ++i)
+        os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">P{}</text>)", num(col(i)),
+                          num(y0), i);
+    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(p)), num(y0));
+    for (std::size_t x = 0; x < addresses; ++x) {
+        const double y = y0 + rh * double(x + 1);
+        os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0), num(y), x);
+        int plus = -1, dot = -1;
+        for (int i = 0; i < p; ++i) {
+            const std::string& c = cells[std::size_t(i)][x];
+            plus = c == "+" ? i : plus;
+            dot = c == "●" ? i : dot;
+            os << fmt::format(R"(<text class="cell" data-step="{}" data-mem="{}" data-node="{}" )"
+                              R"(x="{}" y="{}">{}</text>)",
+                              k, x, i, num(col(i) + 6), num(y), c);
+        }
+        if (plus >= 0 && dot >= 0)
+            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(p)), num(y),
+                              std::countr_zero(unsigned(plus ^ dot)));
+    }
+    os << "</g>\n";
+    return col(p) + cw + 10 - x0;
+}
+
 std::string step_caption(const algorithm_steps& s, std::size_t k) {
     const std::size_t total = s.steps.size() - 1;
     if (k == 0)
@@ -424,6 +460,11 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
     double width = L.width, height = L.height + 40;
     legend(body, 16, L.height + 10, d,
            "arrows: the messages of this step, with what they bring; red nodes received one");
+    if (s.reduction_table && k > 0) {
+        const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
+        width += draw_reduction_table(body, s, k, L.width + 10, 70) + 30;
+        height = std::max(height, 70 + 17.0 * double(rows + 2));
+    }
     if (s.table) {
         const double tw = draw_table(body, s, k, L.width + 10, 70);
         width += tw + 30;

@@ -147,6 +147,9 @@ struct sym_program {
     // Personalized data: a node holds what is in any of its buffers and
     // was not passed on (Figures 4.15, 4.20: blocks held for others too).
     bool transit = false;
+    // CM-200 cycle reductions: seed 002's Figures 12-19, read from the partial
+    // sums in every buffer.
+    bool reduction = false;
 };
 
 std::vector<sym> block(int node, std::size_t m) {
@@ -166,9 +169,10 @@ std::vector<sym> blocks(int count, std::size_t m, const std::function<sym(int, s
 }
 
 [[noreturn]] void no_driver(const run_params& p) {
-    throw usage_error("hcube draw has no picture for " + p.op + " " + p.algo +
-                      " yet; it draws broadcast, reduce, allreduce, scan, exscan, allgather, "
-                      "reduce-scatter (hypercube, ring), alltoall, shift, scatter and gather");
+    throw usage_error(
+        "hcube draw has no picture for " + p.op + " " + p.algo +
+        " yet; it draws broadcast, reduce, allreduce, scan, exscan, allgather, "
+        "reduce-scatter (hypercube, ring, CM-200), alltoall, shift, scatter and gather");
 }
 
 // The enum value of p.algo among `names`; an algorithm without a symbolic
@@ -261,12 +265,33 @@ sym_program program_for(const run_params& p) {
             });
             g.out[std::size_t(i)].resize(m);
         });
-        const auto algo =
-            pick<reduce_scatter_algo>(p, {{"hypercube", reduce_scatter_algo::hypercube},
-                                          {"ring", reduce_scatter_algo::ring}});
-        g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out), std::plus<>{}, algo);
-        };
+        if (a == "hypercube" || a == "ring") {
+            const auto algo =
+                pick<reduce_scatter_algo>(p, {{"hypercube", reduce_scatter_algo::hypercube},
+                                              {"ring", reduce_scatter_algo::ring}});
+            g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+                reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out), std::plus<>{},
+                               algo);
+            };
+        } else {
+            // Seed 002's memory address x of every node is element x of the
+            // array: its partial sums travel as one symbolic element.
+            each([&](int i) {
+                g.in[std::size_t(i)] = blocks(n * int(m), 1, [&](int x, std::size_t) {
+                    return sym{std::uint64_t(1) << i, std::uint32_t(x), 0};
+                });
+            });
+            using A = cm200::reduce_scatter_algo;
+            const A algo = pick<A>(p, {{"one-cycle", A::one_cycle},
+                                       {"d-cycles", A::d_cycles},
+                                       {"reduce-and-spread", A::reduce_and_spread}});
+            g.reduction = algo != A::reduce_and_spread;
+            g.body = [algo, o = cm200_options_of(p)](node& me, std::vector<sym>& in,
+                                                     std::vector<sym>& out) {
+                cm200::reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out),
+                                      std::plus<>{}, algo, o);
+            };
+        }
     } else if (op == "alltoall") {
         g.style = label_style::pairs;
         g.transit = true;
@@ -406,6 +431,41 @@ std::vector<sym> common(const std::vector<sym>& a, const std::vector<sym>& b) {
     return out;
 }
 
+// Seed 002's Figures 12-19: in step k the partial sum of address x that
+// covers most nodes (k + 1 of them) is at the node that received it and added
+// its own element ("+"); the node that held it the step before sent it ("●");
+// the other nodes it covers had added theirs ("○"). memory(i, k): every
+// element in node i's buffers after step k.
+template <class Memory>
+void reduction_cells(algorithm_steps& s, int n, const Memory& memory) {
+    const std::size_t addresses = std::size_t(n) * s.params.words;
+    std::vector<int> at(addresses, -1); // the node holding the widest partial
+    std::vector<std::uint64_t> widest(addresses, 0);
+    for (int i = 0; i < n; ++i)
+        for (const sym& e : memory(i, 0))
+            if (e.item < addresses && e.mask == std::uint64_t(1) << i) widest[e.item] = e.mask;
+    for (std::size_t k = 0; k < s.steps.size(); ++k) {
+        auto& cells = s.steps[k].memory;
+        cells.assign(std::size_t(n), std::vector<std::string>(addresses));
+        if (k == 0) continue;
+        const std::vector<std::uint64_t> before = widest;
+        const std::vector<int> from = at;
+        for (int i = 0; i < n; ++i)
+            for (const sym& e : memory(i, std::int64_t(k)))
+                if (e.item < addresses && std::popcount(e.mask) > std::popcount(widest[e.item]))
+                    widest[e.item] = e.mask, at[e.item] = i;
+        for (std::size_t x = 0; x < addresses; ++x) {
+            if (widest[x] == before[x] || at[x] < 0) continue;
+            for (int i = 0; i < n; ++i)
+                if (widest[x] >> i & 1) cells[std::size_t(i)][x] = "○";
+            cells[std::size_t(at[x])][x] = "+";
+            const int sender =
+                k == 1 ? std::countr_zero(widest[x] & ~(std::uint64_t(1) << at[x])) : from[x];
+            if (sender >= 0) cells[std::size_t(sender)][x] = "●";
+        }
+    }
+}
+
 } // namespace
 
 algorithm_steps record_steps(run_params p) {
@@ -437,8 +497,9 @@ algorithm_steps record_steps(run_params p) {
         buffer_owner = -1;
         snaps[std::size_t(i)].push_back(
             {me.steps(), watched(i),
-             g.transit ? memory_of(i, {&g.in[std::size_t(i)], &g.out[std::size_t(i)]})
-                       : std::vector<sym>{}});
+             g.transit || g.reduction
+                 ? memory_of(i, {&g.in[std::size_t(i)], &g.out[std::size_t(i)]})
+                 : std::vector<sym>{}});
         buffer_owner = i;
     };
     c.on_call = snap;
@@ -455,6 +516,7 @@ algorithm_steps record_steps(run_params p) {
     s.source = e.source;
     s.formula = e.formula;
     s.table = g.table;
+    s.reduction_table = g.reduction;
     s.title = fmt::format("{} {} on a {}-cube ({} nodes), m = {}, {}-port", p.op, p.algo, p.dim, n,
                           p.words, p.ports == port_model::all_port ? "all" : "single");
 
@@ -503,6 +565,10 @@ algorithm_steps record_steps(run_params p) {
                 now.push_back(minus(had[std::size_t(i)], gone[std::size_t(i)]));
         }
     }
+    if (g.reduction)
+        reduction_cells(s, n, [&](int i, std::int64_t k) -> const std::vector<sym>& {
+            return last(i, k).memory;
+        });
     const auto held = [&](int i, std::int64_t k) -> const std::vector<sym>& {
         return g.transit ? kept[std::size_t(k)][std::size_t(i)] : last(i, k).data;
     };
@@ -570,9 +636,15 @@ algorithm_steps record_steps(run_params p) {
             const std::size_t m = st.messages[mi];
             const trace_record& t = s.report.trace[m];
             std::string cargo;
-            if (g.transit)
+            if (g.transit) {
                 cargo = label(brought[std::size_t(k)][mi], g.style, 4);
-            else
+            } else if (g.reduction) {
+                // The addresses whose partial sums it carried (● to +).
+                const auto& cells = st.memory;
+                for (std::size_t x = 0; x < cells[std::size_t(t.to)].size(); ++x)
+                    if (cells[std::size_t(t.to)][x] == "+" && cells[std::size_t(t.from)][x] == "●")
+                        cargo += (cargo.empty() ? "sums of " : ",") + std::to_string(x);
+            } else
                 cargo = gained(t, m);
             if (cargo.empty()) {
                 const std::uint64_t words = t.bytes / sizeof(sym);

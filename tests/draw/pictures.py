@@ -87,7 +87,9 @@ class Page(HTMLParser):
 
     def handle_data(self, data):
         if self.text_of and self.text_of[0] == "label":
-            self.labels[self.text_of[1:]] = data
+            # Long labels come in lines (tspans), split at spaces.
+            key = self.text_of[1:]
+            self.labels[key] = (self.labels[key] + " " + data) if key in self.labels else data
         elif self.text_of:
             self.cells[self.text_of[1:]] = data
 
@@ -170,6 +172,22 @@ for k, line in enumerate(fig_8.splitlines()):
     for j, row in enumerate(line.split("|")):
         got = " ".join(dc.cells.get((7, k, j, i), "?") for i in range(8))
         check(got == row, f"dc.html step {k} location {j}: {got}, Figure 8 has {row}")
+
+# Seed 002, Figure 12: the partial sums of addresses 0-2 (block 0), step by
+# step: * sends, + receives and adds, o added before (read from each step).
+fig_12 = """....*+.. .*.+.... ..*...+.
+....o*.+ .o.*...+ ..o...*+
+....oo+* .o.o.+.* ..o+..o*
+..+.oo*o .o.o+*.o .+o*..oo
+..*+oooo .o.o*o+o .*oo.+oo
+.+o*oooo .o+ooo*o .ooo+*oo
++*oooooo +o*ooooo +ooo*ooo"""
+marks = {"": ".", "\u25cf": "*", "+": "+", "\u25cb": "o"}
+rs = dump("rs.html")
+for u, line in enumerate(fig_12.splitlines()):
+    for x, want in enumerate(line.split()):
+        got = "".join(marks.get(rs.cells.get((u + 1, u + 1, x, i), ""), "?") for i in range(8))
+        check(got == want, f"rs.html step {u} address {x}: {got}, Figure 12 has {want}")
 
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
 

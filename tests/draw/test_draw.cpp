@@ -294,6 +294,65 @@ TEST_CASE("memory tables of d-cycles allgather are seed 002's Figure 8") {
         }
 }
 
+TEST_CASE("the d-cycles reduction draws seed 002's Figures 12-19") {
+    run_params p = params("reduce-scatter", "d-cycles", 3, 3);
+    p.ports = port_model::all_port;
+    const algorithm_steps s = record_steps(p);
+    REQUIRE(s.reduction_table);
+    REQUIRE(s.steps.size() == 8);
+    // Figures 13-19, one per step: per memory address 0..23, P0..P7, with
+    // * = sends its partial sum (filled circle), + = receives and adds,
+    // o = added before (unfilled circle), . = empty. Addresses 0..2 of every
+    // step are Figure 12. The seed's text lost or moved a mark in 8 rows;
+    // these follow its definition (one sender and one receiver per address
+    // and step; step u's sum covers u + 2 nodes; address x ends at node x/3):
+    // step 4 rows 11 (seed: oo*.oo+o) and 22 (o+o*.o.o), step 5 row 20
+    // (oo+*o..o), step 6 rows 15 (ooooo*+o), 19 (oooooo+o), 21-23 (ooooooo+).
+    const std::vector<std::vector<std::string>> figs = {
+        {"....*+..", ".*.+....", "..*...+.", "....+*..", "*.+.....", "...*...+",
+         "......*+", ".+.*....", "*...+...", "......+*", "+.*.....", ".*...+..",
+         "*+......", ".....*.+", "..+...*.", "+*......", "....*.+.", "...+...*",
+         "..*+....", ".....+.*", "+...*...", "..+*....", "....+.*.", ".+...*.."},
+        {"....o*.+", ".o.*...+", "..o...*+", "....*o+.", "o.*...+.", "...o..+*",
+         ".....+o*", ".*.o.+..", "o...*+..", "....+.*o", "*.o.+...", ".o..+*..",
+         "o*.+....", "...+.o.*", "..*+..o.", "*o+.....", "..+.o.*.", "..+*...o",
+         ".+o*....", ".+...*.o", "*+..o...", "+.*o....", "+...*.o.", "+*...o.."},
+        {"....oo+*", ".o.o.+.*", "..o+..o*", "....oo*+", "o.o.+.*.", "..+o..*o",
+         "....+*oo", ".o.o.*.+", "o+..o*..", "....*+oo", "o.o.*.+.", "+o..*o..",
+         "oo+*....", ".+.*.o.o", "..o*..o+", "oo*+....", "+.*.o.o.", "..*o..+o",
+         "+*oo....", ".*.+.o.o", "o*..o+..", "*+oo....", "*.+.o.o.", "*o..+o.."},
+        {"..+.oo*o", ".o.o+*.o", ".+o*..oo", "...+ooo*", "o.o.*+o.", "+.*o..oo",
+         "+...*ooo", ".o.o.o+*", "o*.+oo..", ".+..o*oo", "o.o.o.*+", "*o+.oo..",
+         "oo*o..+.", "+*.o.o.o", "..oo.+o*", "ooo*...+", "*+o.o.o.", "..oo+.*o",
+         "*ooo+...", ".o+*.o.o", "oo..o*.+", "o*oo.+..", "o.*+o.o.", "oo..*o+."},
+        {"..*+oooo", ".o.o*o+o", ".*oo.+oo", "..+*oooo", "o.o.o*o+", "*.oo+.oo",
+         "*+..oooo", ".o.o+o*o", "oo.*oo.+", "+*..oooo", "o.o.o+o*", "oo*.oo+.",
+         "oooo..*+", "*o+o.o.o", ".+oo.*oo", "oooo..+*", "o*o+o.o.", "+.oo*.oo",
+         "oooo*+..", "+o*o.o.o", "oo.+oo.*", "oooo+*..", "o+o*o.o.", "oo+.oo*."},
+        {".+o*oooo", ".o+ooo*o", ".ooo+*oo", "+.*ooooo", "o.o+ooo*", "o.oo*+oo",
+         "o*.+oooo", "+o.o*ooo", "oo.ooo+*", "*o+.oooo", "o+o.o*oo", "ooo.oo*+",
+         "oooo.+o*", "oo*o.o+o", "+*oo.ooo", "oooo+.*o", "ooo*o.o+", "*+ooo.oo",
+         "ooooo*.+", "*ooo+o.o", "oo+*oo.o", "oooo*o+.", "o*ooo+o.", "oo*+ooo."},
+        {"+*oooooo", "+o*ooooo", "+ooo*ooo", "*+oooooo", "o+o*oooo", "o+ooo*oo",
+         "oo+*oooo", "*o+ooooo", "oo+ooo*o", "oo*+oooo", "o*o+oooo", "ooo+ooo*",
+         "oooo+*oo", "oooo+o*o", "*ooo+ooo", "oooo*+oo", "ooooo+o*", "o*ooo+oo",
+         "oooooo+*", "oooo*o+o", "oo*ooo+o", "oooooo*+", "ooooo*o+", "ooo*ooo+"},
+    };
+    const std::map<std::string, std::string> mark = {{"", "."}, {"●", "*"}, {"+", "+"}, {"○", "o"}};
+    for (std::size_t k = 1; k < 8; ++k)
+        for (std::size_t x = 0; x < 24; ++x) {
+            std::string row;
+            for (std::size_t i = 0; i < 8; ++i)
+                row += mark.at(s.steps[k].memory[i][x]);
+            CHECK_MESSAGE(row == figs[k - 1][x], "step " << k - 1 << " address " << x);
+        }
+    // The arrows say which sums they carry: node 4 sends address 0's to node 5 first.
+    for (std::size_t m = 0; m < s.steps[1].messages.size(); ++m)
+        if (s.report.trace[s.steps[1].messages[m]].from == 4 &&
+            s.report.trace[s.steps[1].messages[m]].to == 5)
+            CHECK(s.steps[1].carried[m] == "sums of 0");
+}
+
 TEST_CASE("record_steps refuses what it cannot draw") {
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "hypercube", 7)),
                          doctest::Contains("up to d = 6"), usage_error);
