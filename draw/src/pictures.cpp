@@ -36,7 +36,12 @@ struct cube_layout {
                : d == 4 ? 130
                         : 95) {
         const int p = 1 << d;
-        const point offset[6] = {{1, 0}, {0, -1}, {0.62, -0.5}, {2.4, 0.5}, {0, 2.8}, {5.4, 0}};
+        // The labels right of node 5 and left of node 10 share a height and
+        // the 0.78 units between them: wider labels push the second cube
+        // (and the second column of 4-cubes) to the right.
+        const double room = std::max(0.0, 2 * margin_x - 0.78 * unit - 20) / unit;
+        const point offset[6] = {
+            {1, 0}, {0, -1}, {0.62, -0.5}, {2.4 + room, 0.5}, {0, 2.8}, {5.4 + 2 * room, 0}};
         double min_x = 0, min_y = 0, max_x = 0, max_y = 0;
         for (int i = 0; i < p; ++i) {
             point q{0, 0};

@@ -192,10 +192,11 @@ for u, line in enumerate(fig_12.splitlines()):
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
 
 # Layout: in every step picture of allgather, broadcast, scatter and alltoall
-# on a 3-cube, the node labels, ids and arrow labels, measured by Chromium
-# (getBBox), overlap no other text and stay inside the picture.
+# on a 3-cube (and allgather on a 4-cube), the node labels, ids and arrow
+# labels, measured by Chromium (getBBox), overlap no other text and stay
+# inside the picture.
 svgs = [os.path.join(d, sub, f"step-{k}.svg") for sub in ("steps", "bc", "sc", "a2a")
-        for k in range(4)]
+        for k in range(4)] + [os.path.join(d, "ag4", f"step-{k}.svg") for k in range(5)]
 measure = """<script>
 var out = [];
 document.querySelectorAll('svg').forEach(function (svg, n) {

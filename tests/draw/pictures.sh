@@ -17,6 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 "$hcube" draw allgather --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/dc.html" >/dev/null
 "$hcube" draw scatter --algo binomial --dim 3 --out "$dir/sc.html" --svg-dir "$dir/sc" >/dev/null
 "$hcube" draw broadcast --algo binomial --dim 3 --svg-dir "$dir/bc" >/dev/null
+"$hcube" draw allgather --algo hypercube --dim 4 --svg-dir "$dir/ag4" >/dev/null
 "$hcube" draw reduce-scatter --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/rs.html" >/dev/null
 "$hcube" draw alltoall --algo dimension-exchange --dim 3 --svg-dir "$dir/a2a" >/dev/null
 
