@@ -395,6 +395,32 @@ double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::siz
     return col(p) + cw + 10 - x0;
 }
 
+// Seed 001's Table 1 from the run: the link element j of logical node i
+// left on in step 1 (cells of class "sched", data-elem j, data-proc i).
+double draw_schedule(std::ostream& os, const algorithm_steps& s, double x0, double y0) {
+    const double cw = 24, rh = 17, first = 70;
+    const int p = 1 << s.params.dim;
+    os << fmt::format(R"(<g class="schedule" font-size="12" font-family="monospace">)"
+                      R"(<text x="{}" y="{}" font-weight="bold">Schedule phi_i(j), read from )"
+                      R"(step 1 (seed 001, Table 1)</text>)"
+                      R"(<text x="{}" y="{}" font-weight="bold">j \ i</text>)",
+                      num(x0), num(y0), num(x0), num(y0 + rh));
+    for (int i = 0; i < p; ++i)
+        os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">{}</text>)",
+                          num(x0 + first + cw * i), num(y0 + rh), i);
+    for (std::size_t j = 0; j < s.schedule.size(); ++j) {
+        const double y = y0 + rh * double(j + 2);
+        os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0), num(y), j);
+        for (int i = 0; i < p; ++i)
+            os << fmt::format(R"(<text class="sched" data-elem="{}" data-proc="{}" x="{}" )"
+                              R"(y="{}">{}</text>)",
+                              j, i, num(x0 + first + cw * i), num(y),
+                              s.schedule[j][std::size_t(i)]);
+    }
+    os << "</g>\n";
+    return std::max(first + cw * p, 450.0);
+}
+
 std::string step_caption(const algorithm_steps& s, std::size_t k) {
     const std::size_t total = s.steps.size() - 1;
     if (k == 0)
@@ -465,6 +491,10 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
     double width = L.width, height = L.height + 40;
     legend(body, 16, L.height + 10, d,
            "arrows: the messages of this step, with what they bring; red nodes received one");
+    if (!s.schedule.empty()) {
+        width += draw_schedule(body, s, L.width + 10, 70) + 30;
+        height = std::max(height, 70 + 17.0 * double(s.schedule.size() + 3));
+    }
     if (s.reduction_table && k > 0) {
         const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
         width += draw_reduction_table(body, s, k, L.width + 10, 70) + 30;

@@ -22,6 +22,7 @@
 #include <hcube/collectives/allgather.hpp>
 #include <hcube/collectives/allreduce.hpp>
 #include <hcube/collectives/alltoall.hpp>
+#include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/broadcast.hpp>
 #include <hcube/collectives/cm200.hpp>
 #include <hcube/collectives/reduce.hpp>
@@ -137,6 +138,7 @@ enum class label_style {
     blocks, // (0,1,2,3): the nodes whose blocks it holds
     sums,   // [0..3]: the nodes its partial sums cover
     pairs,  // {0,5}: block of node 0 for node 5
+    slots,  // (3|1): element 1 of logical node 3 (seed 001)
 };
 
 struct sym_program {
@@ -150,6 +152,8 @@ struct sym_program {
     // CM-200 cycle reductions: seed 002's Figures 12-19, read from the partial
     // sums in every buffer.
     bool reduction = false;
+    // ASPC: seed 001's Table 1, the link each element leaves on in step 1.
+    bool schedule = false;
 };
 
 std::vector<sym> block(int node, std::size_t m) {
@@ -308,6 +312,22 @@ sym_program program_for(const run_params& p) {
         g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             alltoall(me, std::span<const sym>(in), std::span<sym>(out), algo);
         };
+    } else if (op == "aspc" && pick<bool>(p, {{"four-step", true}, {"single-port", true}})) {
+        // Seed 001: element (i|j) of logical node i = G^-1(physical id); the
+        // plus half's results, then the minus half's, land in out.
+        g.style = label_style::slots;
+        g.schedule = a == "four-step"; // single-port's step 1 sends one element
+        each([&](int i) {
+            const auto q = int(aspc_schedule::logical_of(node_id(i)));
+            g.in[std::size_t(i)] = blocks(p.dim, m, [&](int j, std::size_t) {
+                return sym{std::uint64_t(1) << q, std::uint32_t(j), 0};
+            });
+            g.out[std::size_t(i)].resize(2 * std::size_t(p.dim) * m);
+        });
+        g.body = [](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+            const std::span<sym> o(out);
+            aspc(me, std::span<const sym>(in), o.first(in.size()), o.subspan(in.size()));
+        };
     } else if (op == "shift") {
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(m); });
@@ -371,7 +391,8 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
     for (const sym& s : v) {
         if (!s.mask) continue;
         const bool same =
-            last && last->mask == s.mask && (style != label_style::pairs || last->item == s.item);
+            last && last->mask == s.mask &&
+            (style == label_style::blocks || style == label_style::sums || last->item == s.item);
         last = &s;
         if (same) continue; // the next word of the same block
         std::string t;
@@ -384,6 +405,9 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
             break;
         case label_style::pairs:
             t = fmt::format("{{{},{}}}", std::countr_zero(s.mask), s.item);
+            break;
+        case label_style::slots:
+            t = fmt::format("({}|{})", std::countr_zero(s.mask), s.item);
             break;
         }
         if (s.flags & sym::twice) t += "!twice";
@@ -497,7 +521,7 @@ algorithm_steps record_steps(run_params p) {
         buffer_owner = -1;
         snaps[std::size_t(i)].push_back(
             {me.steps(), watched(i),
-             g.transit || g.reduction
+             g.transit || g.reduction || g.schedule
                  ? memory_of(i, {&g.in[std::size_t(i)], &g.out[std::size_t(i)]})
                  : std::vector<sym>{}});
         buffer_owner = i;
@@ -563,6 +587,18 @@ algorithm_steps record_steps(run_params p) {
             auto& now = kept.emplace_back();
             for (int i = 0; i < n; ++i)
                 now.push_back(minus(had[std::size_t(i)], gone[std::size_t(i)]));
+        }
+    }
+    if (g.schedule) {
+        // Table 1: element (i|j) left G(i) on the link of the step-1 message
+        // whose receiver gained it.
+        s.schedule.assign(std::size_t(p.dim), std::vector<int>(std::size_t(n), -1));
+        for (const std::size_t m : s.steps[1].messages) {
+            const trace_record& t = s.report.trace[m];
+            for (const sym& e : minus(last(t.to, 1).memory, last(t.to, 0).memory))
+                if (int(aspc_schedule::physical_of(node_id(std::countr_zero(e.mask)))) == t.from &&
+                    e.item < std::uint32_t(p.dim))
+                    s.schedule[e.item][std::size_t(std::countr_zero(e.mask))] = t.dim;
         }
     }
     if (g.reduction)
@@ -638,6 +674,12 @@ algorithm_steps record_steps(run_params p) {
             std::string cargo;
             if (g.transit) {
                 cargo = label(brought[std::size_t(k)][mi], g.style, 4);
+            } else if (g.schedule) {
+                // ASPC keeps its input: what the receiver gained that the
+                // sender had (elements in transit included).
+                cargo = label(common(minus(last(t.to, k).memory, last(t.to, k - 1).memory),
+                                     last(t.from, k - 1).memory),
+                              g.style, 4);
             } else if (g.reduction) {
                 // The addresses whose partial sums it carried (● to +).
                 const auto& cells = st.memory;

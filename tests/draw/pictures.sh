@@ -40,7 +40,7 @@ expect_usage() { # expect_usage TEXT ARGS...
 expect_usage "give --out" draw allgather --dim 3
 expect_usage "up to d = 6" draw allgather --dim 7 --out "$dir/x.html"
 expect_usage "Perfetto" run allgather --dim 7 --svg "$dir/x.svg"
-expect_usage "no picture for aspc" draw aspc --dim 3 --out "$dir/x.html"
+expect_usage "no picture for descend" draw descend --dim 3 --words 8 --out "$dir/x.html"
 expect_usage "is not virtual or wall" run allgather --dim 2 --trace "$dir/x.json" --trace-clock cpu
 expect_usage "cannot write" run allgather --dim 2 --trace "$dir/no/such/dir/x.json"
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <hcube/aspc_schedule.hpp>
 #include <hcube/collectives/allgather.hpp>
 #include <hcube/draw.hpp>
 #include <hcube/hcube.hpp>
@@ -353,11 +354,31 @@ TEST_CASE("the d-cycles reduction draws seed 002's Figures 12-19") {
             CHECK(s.steps[1].carried[m] == "sums of 0");
 }
 
+TEST_CASE("ASPC draws seed 001's Table 1 from the run") {
+    run_params p = params("aspc", "four-step", 3);
+    p.ports = port_model::all_port;
+    const algorithm_steps s = record_steps(p);
+    REQUIRE(s.steps.size() == 5); // Theorem 5: four steps
+    // Table 1, phi_i(j) for n = 3: rows j = 0..2, columns logical i = 0..7.
+    CHECK(s.schedule == std::vector<std::vector<int>>{{0, 1, 0, 2, 0, 1, 0, 2},
+                                                      {1, 0, 2, 0, 1, 0, 2, 0},
+                                                      {2, 2, 1, 1, 2, 2, 1, 1}});
+    // After the plus half (step 2) logical node i holds (i - 2^j | j) in
+    // slot j: physical node 0 is logical 0 and holds (7|0) (6|1) (4|2).
+    CHECK(s.steps[2].labels[0] == "(7|0) (6|1) (4|2)");
+    // n = 5 (Table 2, whose text lost entries): the definition's table.
+    p.dim = 5;
+    const algorithm_steps t = record_steps(p);
+    for (int j = 0; j < 5; ++j)
+        for (node_id i = 0; i < 32; ++i)
+            CHECK(t.schedule[std::size_t(j)][i] == aspc_schedule::phi(5, i, j));
+}
+
 TEST_CASE("record_steps refuses what it cannot draw") {
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "hypercube", 7)),
                          doctest::Contains("up to d = 6"), usage_error);
-    CHECK_THROWS_WITH_AS(record_steps(params("aspc", "auto", 3)),
-                         doctest::Contains("no picture for aspc"), usage_error);
+    CHECK_THROWS_WITH_AS(record_steps(params("descend", "pipelined", 3, 8)),
+                         doctest::Contains("no picture for descend"), usage_error);
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "nonesuch", 3)),
                          doctest::Contains("unknown algorithm"), usage_error);
 }

@@ -70,6 +70,9 @@ struct algorithm_steps {
     // [address] is "●" (sends the partial sum of that address), "+" (receives
     // it and adds its own), "○" (added before) or empty.
     bool reduction_table = false;
+    // ASPC (seed 001, Table 1): schedule[j][i], the link element j of logical
+    // node i left on in step 1, read from the run; empty for other operations.
+    std::vector<std::vector<int>> schedule;
 };
 
 // Runs p's algorithm on symbolic data with tracing and snapshots every node's
