@@ -36,7 +36,12 @@ struct cube_layout {
                : d == 4 ? 130
                         : 95) {
         const int p = 1 << d;
-        const point offset[6] = {{1, 0}, {0, -1}, {0.62, -0.5}, {2.4, 0.5}, {0, 2.8}, {5.4, 0}};
+        // The labels right of node 5 and left of node 10 share a height and
+        // the 0.78 units between them: wider labels push the second cube
+        // (and the second column of 4-cubes) to the right.
+        const double room = std::max(0.0, 2 * margin_x - 0.78 * unit - 20) / unit;
+        const point offset[6] = {
+            {1, 0}, {0, -1}, {0.62, -0.5}, {2.4 + room, 0.5}, {0, 2.8}, {5.4 + 2 * room, 0}};
         double min_x = 0, min_y = 0, max_x = 0, max_y = 0;
         for (int i = 0; i < p; ++i) {
             point q{0, 0};
@@ -74,56 +79,218 @@ void draw_edges(std::ostream& os, const cube_layout& L, int d) {
     os << '\n';
 }
 
+// The text of the picture keeps clear of itself: every label's box (estimated
+// from its characters, 0.6 em wide, as sans-serif digits and brackets are at
+// most) is placed where it overlaps no box placed before it.
+struct box {
+    double x0, y0, x1, y1;
+    bool overlaps(const box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
+};
+
+// The box of `lines` lines of at most `chars` characters drawn at (x, y), the
+// first baseline, anchored at start, end or middle.
+box text_box(double x, double y, std::string_view anchor, double size, std::size_t chars,
+             std::size_t lines = 1) {
+    const double w = 0.6 * size * double(chars);
+    const double x0 = anchor == "start" ? x : anchor == "end" ? x - w : x - w / 2;
+    return {x0, y - 0.8 * size, x0 + w, y + 0.25 * size + 1.2 * size * double(lines - 1)};
+}
+
+// Whether the segment p-q crosses box b (clipped to b's slabs, Liang-Barsky).
+bool crosses(point p, point q, const box& b) {
+    double t0 = 0, t1 = 1;
+    const double dx = q.x - p.x, dy = q.y - p.y;
+    const double edges[4][2] = {
+        {-dx, p.x - b.x0}, {dx, b.x1 - p.x}, {-dy, p.y - b.y0}, {dy, b.y1 - p.y}};
+    for (const auto& [den, gap] : edges) {
+        if (den == 0) {
+            if (gap < 0) return false;
+            continue;
+        }
+        const double t = gap / den;
+        if (den < 0)
+            t0 = std::max(t0, t);
+        else
+            t1 = std::min(t1, t);
+        if (t0 > t1) return false;
+    }
+    return true;
+}
+
+struct placer {
+    std::vector<box> taken;
+    std::vector<std::pair<point, point>> arrows; // the step's arrows: text keeps off them
+    bool free(const box& b) const {
+        return std::none_of(taken.begin(), taken.end(),
+                            [&](const box& o) { return b.overlaps(o); }) &&
+               std::none_of(arrows.begin(), arrows.end(),
+                            [&](const auto& a) { return crosses(a.first, a.second, b); });
+    }
+};
+
+// A node's label split into lines of at most `width` characters at spaces
+// ("{0,0} {0,2} ..." lists of the personalized operations).
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+    std::vector<std::string> lines{""};
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::size_t end = text.find(' ', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(at, end - at);
+        if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width)
+            lines.emplace_back();
+        lines.back() += (lines.back().empty() ? "" : " ") + word;
+        at = end + 1;
+    }
+    return lines;
+}
+
+constexpr std::size_t label_width = 24; // characters per line of a node label
+
+double label_size(int d) {
+    return d <= 3 ? 13 : 11;
+}
+
+// Where node i's texts go. Its label sits outside the square: left of the
+// nodes with bit 0 clear, right of the others, clear of the vertical links.
+// Its binary id sits above or below, away from its vertical link (bit 1).
+struct node_texts {
+    point label;
+    std::string_view anchor;
+    point id;
+};
+
+node_texts texts_of(const cube_layout& L, int d, int i) {
+    const point q = L.at[std::size_t(i)];
+    const bool right = d > 0 && (i & 1);
+    const bool above = d > 1 && (i & 2);
+    return {{q.x + (right ? 1 : -1) * (node_radius + 6), q.y + 4},
+            right ? "start" : "end",
+            {q.x, above ? q.y - node_radius - 5 : q.y + node_radius + 13}};
+}
+
+// The baseline of a label's first line: several lines are centred on the node.
+double first_line(const node_texts& t, std::size_t lines, int d) {
+    return t.label.y - 0.6 * label_size(d) * double(lines - 1);
+}
+
+// The boxes of every node's circle, id and label (the labels of all steps
+// of a picture take the same room): what arrow labels must keep clear of.
+placer node_boxes(const cube_layout& L, int d, const std::vector<std::string>& labels) {
+    placer pl;
+    for (int i = 0; i < (1 << d); ++i) {
+        const point q = L.at[std::size_t(i)];
+        const node_texts t = texts_of(L, d, i);
+        pl.taken.push_back(
+            {q.x - node_radius, q.y - node_radius, q.x + node_radius, q.y + node_radius});
+        pl.taken.push_back(text_box(t.id.x, t.id.y, "middle", 10, std::size_t(d)));
+        if (i < int(labels.size()) && !labels[std::size_t(i)].empty()) {
+            const auto lines = wrap(labels[std::size_t(i)], label_width);
+            std::size_t chars = 0;
+            for (const auto& l : lines)
+                chars = std::max(chars, l.size());
+            pl.taken.push_back(text_box(t.label.x, first_line(t, lines.size(), d), t.anchor,
+                                        label_size(d), chars, lines.size()));
+        }
+    }
+    return pl;
+}
+
 void draw_nodes(std::ostream& os, const cube_layout& L, int d,
                 const std::vector<std::string>& labels, const std::vector<bool>& hot) {
     for (int i = 0; i < (1 << d); ++i) {
         const point q = L.at[std::size_t(i)];
+        const node_texts t = texts_of(L, d, i);
         os << fmt::format(
             R"(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" stroke-width="1.5"/>)"
             R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{}</text>)"
-            R"(<text x="{}" y="{}" text-anchor="middle" font-size="10" fill="#666">{}</text>)",
+            R"(<text class="id" x="{}" y="{}" text-anchor="middle" font-size="10" )"
+            R"(fill="#666">{}</text>)",
             num(q.x), num(q.y), num(node_radius),
             i < int(hot.size()) && hot[std::size_t(i)] ? "#fde9e7" : "#f4f7fb", num(q.x),
-            num(q.y + 4), i, num(q.x), num(q.y - node_radius - 4), binary(i, d));
-        // Outside the square: left of the nodes with bit 0 clear, right of
-        // the others, clear of the vertical links and their arrowheads.
-        const bool right = d > 0 && (i & 1);
-        if (i < int(labels.size()) && !labels[std::size_t(i)].empty())
+            num(q.y + 4), i, num(t.id.x), num(t.id.y), binary(i, d));
+        if (i < int(labels.size()) && !labels[std::size_t(i)].empty()) {
+            const auto lines = wrap(labels[std::size_t(i)], label_width);
+            const double size = label_size(d);
+            const double y0 = first_line(t, lines.size(), d);
             os << fmt::format(R"(<text class="label" data-node="{}" x="{}" y="{}" )"
                               R"(text-anchor="{}" font-size="{}" fill="#111" stroke="white" )"
-                              R"(stroke-width="4" paint-order="stroke">{}</text>)",
-                              i, num(q.x + (right ? 1 : -1) * (node_radius + 5)), num(q.y + 4),
-                              right ? "start" : "end", d <= 3 ? 13 : 11,
-                              xml(labels[std::size_t(i)]));
+                              R"(stroke-width="4" paint-order="stroke">)",
+                              i, num(t.label.x), num(y0), t.anchor, size);
+            for (std::size_t l = 0; l < lines.size(); ++l)
+                os << (lines.size() == 1
+                           ? xml(lines[l])
+                           : fmt::format(R"(<tspan x="{}" dy="{}">{}</tspan>)", num(t.label.x),
+                                         l ? num(1.2 * size) : "0", xml(lines[l])));
+            os << "</text>";
+        }
         os << '\n';
     }
 }
 
-// An arrow from a to b between the circles, moved `side` px to its left so
-// that the two directions of an exchange show as two arrows.
-void arrow(std::ostream& os, point a, point b, double side, std::string_view colour,
+// An arrow from a to b, moved to its left so that the two directions of an
+// exchange show as two arrows. Its label goes on its left, at the first place
+// along it (the middle, then towards either end) where it overlaps no text
+// and crosses no arrow that `pl` holds.
+constexpr double arrow_side = 5;
+
+// Where an arrow from a to b starts and ends: between the circles, moved
+// arrow_side px to its left.
+std::pair<point, point> arrow_ends(point a, point b) {
+    const double dx = b.x - a.x, dy = b.y - a.y, len = std::max(1.0, std::hypot(dx, dy));
+    const double ux = dx / len, uy = dy / len, nx = uy, ny = -ux;
+    return {{a.x + ux * (node_radius + 2) + nx * arrow_side,
+             a.y + uy * (node_radius + 2) + ny * arrow_side},
+            {b.x - ux * (node_radius + 4) + nx * arrow_side,
+             b.y - uy * (node_radius + 4) + ny * arrow_side}};
+}
+
+void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colour,
            std::string_view marker, bool dashed, const std::string& cls, const std::string& tip,
            const std::string& text) {
     const double dx = b.x - a.x, dy = b.y - a.y, len = std::hypot(dx, dy);
     if (len < 1) return;
-    const double ux = dx / len, uy = dy / len, nx = uy, ny = -ux;
-    const point s{a.x + ux * (node_radius + 2) + nx * side,
-                  a.y + uy * (node_radius + 2) + ny * side};
-    const point e{b.x - ux * (node_radius + 4) + nx * side,
-                  b.y - uy * (node_radius + 4) + ny * side};
+    const double nx = dy / len, ny = -dx / len;
+    const auto [s, e] = arrow_ends(a, b);
     os << fmt::format(R"(<line class="{}" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
                       R"(stroke-width="2.5" {}marker-end="{}"><title>{}</title></line>)",
                       cls, num(s.x), num(s.y), num(e.x), num(e.y), colour,
                       dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip));
     if (!text.empty()) {
-        // The cargo beside the arrow's middle, on its left (the other
-        // direction of an exchange has its own on the other side).
-        const point m{(s.x + e.x) / 2 + nx * 8, (s.y + e.y) / 2 + ny * 8};
         const std::string_view anchor = nx > 0.3 ? "start" : nx < -0.3 ? "end" : "middle";
+        constexpr double size = 10, away = 7;
+        // Long cargo ("{0,1} {0,3} {0,5} {0,7}") in lines of two or three blocks.
+        const auto lines = wrap(text, 12);
+        std::size_t chars = 0;
+        for (const auto& l : lines)
+            chars = std::max(chars, l.size());
+        const double tall = 1.2 * size * double(lines.size() - 1);
+        // Text left of a vertical arrow starts (or ends) `away` px from it;
+        // above or below a horizontal one its baseline keeps clear too.
+        const auto at = [&](double f) {
+            const point m{s.x + (e.x - s.x) * f + nx * away, s.y + (e.y - s.y) * f + ny * away};
+            const double y = ny < -0.3  ? m.y - tall
+                             : ny > 0.3 ? m.y + 0.8 * size
+                                        : m.y + 0.35 * size - tall / 2;
+            return std::pair{point{m.x, y}, text_box(m.x, y, anchor, size, chars, lines.size())};
+        };
+        auto [where, room] = at(0.5);
+        for (const double f : {0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85})
+            if (const auto [w, r] = at(f); pl.free(r)) {
+                where = w, room = r;
+                break;
+            }
+        pl.taken.push_back(room);
         os << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
-                          R"(font-size="10" fill="{}" stroke="white" stroke-width="3" )"
-                          R"(paint-order="stroke">{}</text>)",
-                          num(m.x), num(m.y + 3), anchor, colour, xml(text));
+                          R"(font-size="{}" fill="{}" stroke="white" stroke-width="3" )"
+                          R"(paint-order="stroke">)",
+                          num(where.x), num(where.y), anchor, size, colour);
+        for (std::size_t l = 0; l < lines.size(); ++l)
+            os << (lines.size() == 1
+                       ? xml(lines[l])
+                       : fmt::format(R"(<tspan x="{}" dy="{}">{}</tspan>)", num(where.x),
+                                     l ? num(1.2 * size) : "0", xml(lines[l])));
+        os << "</text>";
     }
     os << '\n';
 }
@@ -192,6 +359,68 @@ double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, dou
     return col(p) + cw - x0;
 }
 
+// Seed 002's Figures 13-19 for step k: every memory address of every node,
+// "●" sending its partial sum, "+" receiving and adding, "○" added before,
+// and the dimension the sum crossed. Cells have class "cell".
+double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0,
+                            double y0) {
+    const int p = 1 << s.params.dim;
+    const auto& cells = s.steps[k].memory;
+    const std::size_t addresses = cells.empty() ? 0 : cells[0].size();
+    const double cw = 30, rh = 17, first = 40;
+    const auto col = [&](int c) { return x0 + first + cw * c; };
+    os << fmt::format(R"(<g class="memory" font-size="12" font-family="monospace">)")
+       << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Mem</text>)", num(x0), num(y0));
+    for (int i = 0; i < p; ++i)
+        os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">P{}</text>)", num(col(i)),
+                          num(y0), i);
+    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(p)), num(y0));
+    for (std::size_t x = 0; x < addresses; ++x) {
+        const double y = y0 + rh * double(x + 1);
+        os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0), num(y), x);
+        int plus = -1, dot = -1;
+        for (int i = 0; i < p; ++i) {
+            const std::string& c = cells[std::size_t(i)][x];
+            plus = c == "+" ? i : plus;
+            dot = c == "●" ? i : dot;
+            os << fmt::format(R"(<text class="cell" data-step="{}" data-mem="{}" data-node="{}" )"
+                              R"(x="{}" y="{}">{}</text>)",
+                              k, x, i, num(col(i) + 6), num(y), c);
+        }
+        if (plus >= 0 && dot >= 0)
+            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(p)), num(y),
+                              std::countr_zero(unsigned(plus ^ dot)));
+    }
+    os << "</g>\n";
+    return col(p) + cw + 10 - x0;
+}
+
+// Seed 001's Table 1 from the run: the link element j of logical node i
+// left on in step 1 (cells of class "sched", data-elem j, data-proc i).
+double draw_schedule(std::ostream& os, const algorithm_steps& s, double x0, double y0) {
+    const double cw = 24, rh = 17, first = 70;
+    const int p = 1 << s.params.dim;
+    os << fmt::format(R"(<g class="schedule" font-size="12" font-family="monospace">)"
+                      R"(<text x="{}" y="{}" font-weight="bold">Schedule phi_i(j), read from )"
+                      R"(step 1 (seed 001, Table 1)</text>)"
+                      R"(<text x="{}" y="{}" font-weight="bold">j \ i</text>)",
+                      num(x0), num(y0), num(x0), num(y0 + rh));
+    for (int i = 0; i < p; ++i)
+        os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">{}</text>)",
+                          num(x0 + first + cw * i), num(y0 + rh), i);
+    for (std::size_t j = 0; j < s.schedule.size(); ++j) {
+        const double y = y0 + rh * double(j + 2);
+        os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0), num(y), j);
+        for (int i = 0; i < p; ++i)
+            os << fmt::format(R"(<text class="sched" data-elem="{}" data-proc="{}" x="{}" )"
+                              R"(y="{}">{}</text>)",
+                              j, i, num(x0 + first + cw * i), num(y),
+                              s.schedule[j][std::size_t(i)]);
+    }
+    os << "</g>\n";
+    return std::max(first + cw * p, 450.0);
+}
+
 std::string step_caption(const algorithm_steps& s, std::size_t k) {
     const std::size_t total = s.steps.size() - 1;
     if (k == 0)
@@ -220,9 +449,20 @@ std::string svg_open(double w, double h) {
                        num(w), num(h));
 }
 
+// Room beside the cube for the widest label of any step, so that every step
+// of a picture has the same size and no label leaves it.
+double side_margin(const algorithm_steps& s) {
+    std::size_t chars = 0;
+    for (const auto& st : s.steps)
+        for (const auto& l : st.labels)
+            for (const auto& line : wrap(l, label_width))
+                chars = std::max(chars, line.size());
+    return std::max(150.0, node_radius + 6 + 0.6 * label_size(s.params.dim) * double(chars) + 16);
+}
+
 std::string step_svg(const algorithm_steps& s, std::size_t k) {
     const int d = s.params.dim;
-    const cube_layout L(d);
+    const cube_layout L(d, side_margin(s));
     std::ostringstream body;
     body << arrow_markers(d);
     body << fmt::format(R"(<text x="16" y="24" font-size="16" font-weight="bold">{}</text>)"
@@ -231,13 +471,17 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
          << '\n';
     draw_edges(body, L, d);
     const step_state& st = s.steps[k];
+    placer pl = node_boxes(L, d, st.labels);
+    for (const std::size_t m : st.messages)
+        pl.arrows.push_back(arrow_ends(L.at[std::size_t(s.report.trace[m].from)],
+                                       L.at[std::size_t(s.report.trace[m].to)]));
     for (std::size_t i = 0; i < st.messages.size(); ++i) {
         const trace_record& t = s.report.trace[st.messages[i]];
         const std::string tip =
             fmt::format("node {} -> node {}{}: {} bytes, t = {} .. {}", t.from, t.to,
                         t.dim < 0 ? std::string(" (routed)") : " on dim " + std::to_string(t.dim),
                         t.bytes, num(t.start), num(t.arrival));
-        arrow(body, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], 4, dim_colour(t.dim),
+        arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
               marker_ref(t.dim), t.dim < 0, "msg", tip, d <= 4 ? st.carried[i] : "");
     }
     std::vector<bool> hot(std::size_t(1) << d);
@@ -247,13 +491,24 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
     double width = L.width, height = L.height + 40;
     legend(body, 16, L.height + 10, d,
            "arrows: the messages of this step, with what they bring; red nodes received one");
+    if (!s.schedule.empty()) {
+        width += draw_schedule(body, s, L.width + 10, 70) + 30;
+        height = std::max(height, 70 + 17.0 * double(s.schedule.size() + 3));
+    }
+    if (s.reduction_table && k > 0) {
+        const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
+        width += draw_reduction_table(body, s, k, L.width + 10, 70) + 30;
+        height = std::max(height, 70 + 17.0 * double(rows + 2));
+    }
     if (s.table) {
         const double tw = draw_table(body, s, k, L.width + 10, 70);
         width += tw + 30;
         height = std::max(height, 70 + 17.0 * double(s.steps.size() * (s.params.words) + 2) +
                                       4.0 * double(s.steps.size()));
     }
-    return svg_open(std::max(width, 640.0), height) + "\n" + body.str() + "</svg>\n";
+    // Wide enough for the title too (16 px bold, about 0.62 em a character).
+    const double title = 32 + 0.62 * 16 * double(s.title.size());
+    return svg_open(std::max({width, 640.0, title}), height) + "\n" + body.str() + "</svg>\n";
 }
 
 constexpr std::string_view page_style = R"(
@@ -356,8 +611,11 @@ std::string wait_for_svg(const deadlock_error& e, int dim) {
         blocked[std::size_t(w.node)] = true;
         const std::string what = w.what.substr(0, w.what.find(' '));
         labels[std::size_t(w.node)] = w.dim >= 0 ? fmt::format("{} dim {}", what, w.dim) : what;
+    }
+    placer pl = node_boxes(L, dim, labels);
+    for (const auto& w : e.waits()) {
         if (w.peer >= 0 && w.peer < (1 << dim))
-            arrow(body, L.at[std::size_t(w.node)], L.at[std::size_t(w.peer)], 4, dim_colour(w.dim),
+            arrow(body, pl, L.at[std::size_t(w.node)], L.at[std::size_t(w.peer)], dim_colour(w.dim),
                   marker_ref(w.dim), w.dim < 0, "wait",
                   "node " + std::to_string(w.node) + ": " + w.what, "");
     }

@@ -5,10 +5,16 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <new>
 #include <span>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -16,6 +22,7 @@
 #include <hcube/collectives/allgather.hpp>
 #include <hcube/collectives/allreduce.hpp>
 #include <hcube/collectives/alltoall.hpp>
+#include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/broadcast.hpp>
 #include <hcube/collectives/cm200.hpp>
 #include <hcube/collectives/reduce.hpp>
@@ -47,12 +54,91 @@ struct sym {
     }
 };
 
+// sym orders blocks as the textbook lists them: by node, then element.
+bool sym_less(const sym& a, const sym& b) {
+    return std::tie(a.mask, a.item, a.flags) < std::tie(b.mask, b.item, b.flags);
+}
+
+// Every buffer of symbolic elements the nodes allocate, by the node whose
+// thread allocated it (record_steps runs nodes as threads). Blocks a node
+// holds for others wait in the algorithm's own buffers (scatter's subtree
+// run, ASPC's transit), which the node's in and out never show.
+struct sym_buffers {
+    std::mutex lock;
+    std::map<const sym*, std::pair<std::size_t, int>> live; // start -> count, node
+};
+sym_buffers& buffers() {
+    static sym_buffers b;
+    return b;
+}
+thread_local int buffer_owner = -1; // the node running on this thread
+
+} // namespace
+} // namespace hcube
+
+// std::vector<sym> (in the collectives too) allocates through the registry.
+// Fresh storage is zeroed: capacity beyond a vector's size reads as empty.
+template <>
+struct std::allocator<hcube::sym> {
+    using value_type = hcube::sym;
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    using propagate_on_container_move_assignment = std::true_type;
+    using is_always_equal = std::true_type;
+    allocator() noexcept = default;
+    template <class U>
+    allocator(const std::allocator<U>&) noexcept {}
+    hcube::sym* allocate(std::size_t n) {
+        auto* p = static_cast<hcube::sym*>(::operator new(n * sizeof(hcube::sym)));
+        std::memset(static_cast<void*>(p), 0, n * sizeof(hcube::sym));
+        auto& b = hcube::buffers();
+        const std::lock_guard g(b.lock);
+        b.live[p] = {n, hcube::buffer_owner};
+        return p;
+    }
+    void deallocate(hcube::sym* p, std::size_t) noexcept {
+        {
+            auto& b = hcube::buffers();
+            const std::lock_guard g(b.lock);
+            b.live.erase(p);
+        }
+        ::operator delete(p);
+    }
+    friend bool operator==(const allocator&, const allocator&) noexcept { return true; }
+};
+
+namespace hcube {
+namespace {
+
+// The distinct elements in all of node i's buffers, in textbook order.
+std::vector<sym> memory_of(int i, std::initializer_list<const std::vector<sym>*> also) {
+    std::vector<sym> v;
+    for (const auto* b : also)
+        v.insert(v.end(), b->begin(), b->end());
+    // Only node i's thread frees its buffers, so they can be read unlocked
+    // (and must be: growing v allocates through the registry).
+    std::vector<std::span<const sym>> mine;
+    {
+        auto& b = buffers();
+        const std::lock_guard g(b.lock);
+        for (const auto& [p, at] : b.live)
+            if (at.second == i) mine.emplace_back(p, at.first);
+    }
+    for (const auto b : mine)
+        v.insert(v.end(), b.begin(), b.end());
+    std::erase_if(v, [](const sym& s) { return !s.mask; });
+    std::sort(v.begin(), v.end(), sym_less);
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+}
+
 constexpr int max_drawn_dim = 6;
 
 enum class label_style {
     blocks, // (0,1,2,3): the nodes whose blocks it holds
     sums,   // [0..3]: the nodes its partial sums cover
     pairs,  // {0,5}: block of node 0 for node 5
+    slots,  // (3|1): element 1 of logical node 3 (seed 001)
 };
 
 struct sym_program {
@@ -60,6 +146,14 @@ struct sym_program {
     std::function<void(node&, std::vector<sym>&, std::vector<sym>&)> body;
     label_style style = label_style::blocks;
     bool table = false; // CM-200 memory tables
+    // Personalized data: a node holds what is in any of its buffers and
+    // was not passed on (Figures 4.15, 4.20: blocks held for others too).
+    bool transit = false;
+    // CM-200 cycle reductions: seed 002's Figures 12-19, read from the partial
+    // sums in every buffer.
+    bool reduction = false;
+    // ASPC: seed 001's Table 1, the link each element leaves on in step 1.
+    bool schedule = false;
 };
 
 std::vector<sym> block(int node, std::size_t m) {
@@ -79,9 +173,10 @@ std::vector<sym> blocks(int count, std::size_t m, const std::function<sym(int, s
 }
 
 [[noreturn]] void no_driver(const run_params& p) {
-    throw usage_error("hcube draw has no picture for " + p.op + " " + p.algo +
-                      " yet; it draws broadcast, reduce, allreduce, scan, exscan, allgather, "
-                      "reduce-scatter (hypercube, ring), alltoall, shift, scatter and gather");
+    throw usage_error(
+        "hcube draw has no picture for " + p.op + " " + p.algo +
+        " yet; it draws broadcast, reduce, allreduce, scan, exscan, allgather, "
+        "reduce-scatter (hypercube, ring, CM-200), alltoall, shift, scatter and gather");
 }
 
 // The enum value of p.algo among `names`; an algorithm without a symbolic
@@ -174,14 +269,36 @@ sym_program program_for(const run_params& p) {
             });
             g.out[std::size_t(i)].resize(m);
         });
-        const auto algo =
-            pick<reduce_scatter_algo>(p, {{"hypercube", reduce_scatter_algo::hypercube},
-                                          {"ring", reduce_scatter_algo::ring}});
-        g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out), std::plus<>{}, algo);
-        };
+        if (a == "hypercube" || a == "ring") {
+            const auto algo =
+                pick<reduce_scatter_algo>(p, {{"hypercube", reduce_scatter_algo::hypercube},
+                                              {"ring", reduce_scatter_algo::ring}});
+            g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+                reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out), std::plus<>{},
+                               algo);
+            };
+        } else {
+            // Seed 002's memory address x of every node is element x of the
+            // array: its partial sums travel as one symbolic element.
+            each([&](int i) {
+                g.in[std::size_t(i)] = blocks(n * int(m), 1, [&](int x, std::size_t) {
+                    return sym{std::uint64_t(1) << i, std::uint32_t(x), 0};
+                });
+            });
+            using A = cm200::reduce_scatter_algo;
+            const A algo = pick<A>(p, {{"one-cycle", A::one_cycle},
+                                       {"d-cycles", A::d_cycles},
+                                       {"reduce-and-spread", A::reduce_and_spread}});
+            g.reduction = algo != A::reduce_and_spread;
+            g.body = [algo, o = cm200_options_of(p)](node& me, std::vector<sym>& in,
+                                                     std::vector<sym>& out) {
+                cm200::reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out),
+                                      std::plus<>{}, algo, o);
+            };
+        }
     } else if (op == "alltoall") {
         g.style = label_style::pairs;
+        g.transit = true;
         each([&](int i) {
             g.in[std::size_t(i)] = blocks(n, m, [&](int b, std::size_t) {
                 return sym{std::uint64_t(1) << i, std::uint32_t(b), 0};
@@ -194,6 +311,22 @@ sym_program program_for(const run_params& p) {
                                     {"ring", alltoall_algo::ring}});
         g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             alltoall(me, std::span<const sym>(in), std::span<sym>(out), algo);
+        };
+    } else if (op == "aspc" && pick<bool>(p, {{"four-step", true}, {"single-port", true}})) {
+        // Seed 001: element (i|j) of logical node i = G^-1(physical id); the
+        // plus half's results, then the minus half's, land in out.
+        g.style = label_style::slots;
+        g.schedule = a == "four-step"; // single-port's step 1 sends one element
+        each([&](int i) {
+            const auto q = int(aspc_schedule::logical_of(node_id(i)));
+            g.in[std::size_t(i)] = blocks(p.dim, m, [&](int j, std::size_t) {
+                return sym{std::uint64_t(1) << q, std::uint32_t(j), 0};
+            });
+            g.out[std::size_t(i)].resize(2 * std::size_t(p.dim) * m);
+        });
+        g.body = [](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+            const std::span<sym> o(out);
+            aspc(me, std::span<const sym>(in), o.first(in.size()), o.subspan(in.size()));
         };
     } else if (op == "shift") {
         own_blocks();
@@ -208,6 +341,7 @@ sym_program program_for(const run_params& p) {
         };
     } else if (op == "scatter" && pick<bool>(p, {{"binomial", true}})) {
         // The blocks are named by their destination, as in Figure 4.15.
+        g.transit = true;
         each([&](int i) {
             if (i == p.root)
                 g.in[std::size_t(i)] = blocks(n, m, [](int b, std::size_t j) {
@@ -219,6 +353,7 @@ sym_program program_for(const run_params& p) {
             scatter(me, std::span<const sym>(in), std::span<sym>(out), root);
         };
     } else if (op == "gather" && pick<bool>(p, {{"binomial", true}})) {
+        g.transit = true;
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(i == p.root ? std::size_t(n) * m : 0); });
         g.body = [root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
@@ -256,7 +391,8 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
     for (const sym& s : v) {
         if (!s.mask) continue;
         const bool same =
-            last && last->mask == s.mask && (style != label_style::pairs || last->item == s.item);
+            last && last->mask == s.mask &&
+            (style == label_style::blocks || style == label_style::sums || last->item == s.item);
         last = &s;
         if (same) continue; // the next word of the same block
         std::string t;
@@ -269,6 +405,9 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
             break;
         case label_style::pairs:
             t = fmt::format("{{{},{}}}", std::countr_zero(s.mask), s.item);
+            break;
+        case label_style::slots:
+            t = fmt::format("({}|{})", std::countr_zero(s.mask), s.item);
             break;
         }
         if (s.flags & sym::twice) t += "!twice";
@@ -300,7 +439,56 @@ std::string cell(const sym& s) {
 struct snapshot {
     std::int64_t steps;
     std::vector<sym> data;
+    std::vector<sym> memory; // transit: every buffer's elements (memory_of)
 };
+
+// a \ b of sorted vectors, and a ∩ b.
+std::vector<sym> minus(const std::vector<sym>& a, const std::vector<sym>& b) {
+    std::vector<sym> out;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out), sym_less);
+    return out;
+}
+std::vector<sym> common(const std::vector<sym>& a, const std::vector<sym>& b) {
+    std::vector<sym> out;
+    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out),
+                          sym_less);
+    return out;
+}
+
+// Seed 002's Figures 12-19: in step k the partial sum of address x that
+// covers most nodes (k + 1 of them) is at the node that received it and added
+// its own element ("+"); the node that held it the step before sent it ("●");
+// the other nodes it covers had added theirs ("○"). memory(i, k): every
+// element in node i's buffers after step k.
+template <class Memory>
+void reduction_cells(algorithm_steps& s, int n, const Memory& memory) {
+    const std::size_t addresses = std::size_t(n) * s.params.words;
+    std::vector<int> at(addresses, -1); // the node holding the widest partial
+    std::vector<std::uint64_t> widest(addresses, 0);
+    for (int i = 0; i < n; ++i)
+        for (const sym& e : memory(i, 0))
+            if (e.item < addresses && e.mask == std::uint64_t(1) << i) widest[e.item] = e.mask;
+    for (std::size_t k = 0; k < s.steps.size(); ++k) {
+        auto& cells = s.steps[k].memory;
+        cells.assign(std::size_t(n), std::vector<std::string>(addresses));
+        if (k == 0) continue;
+        const std::vector<std::uint64_t> before = widest;
+        const std::vector<int> from = at;
+        for (int i = 0; i < n; ++i)
+            for (const sym& e : memory(i, std::int64_t(k)))
+                if (e.item < addresses && std::popcount(e.mask) > std::popcount(widest[e.item]))
+                    widest[e.item] = e.mask, at[e.item] = i;
+        for (std::size_t x = 0; x < addresses; ++x) {
+            if (widest[x] == before[x] || at[x] < 0) continue;
+            for (int i = 0; i < n; ++i)
+                if (widest[x] >> i & 1) cells[std::size_t(i)][x] = "○";
+            cells[std::size_t(at[x])][x] = "+";
+            const int sender =
+                k == 1 ? std::countr_zero(widest[x] & ~(std::uint64_t(1) << at[x])) : from[x];
+            if (sender >= 0) cells[std::size_t(sender)][x] = "●";
+        }
+    }
+}
 
 } // namespace
 
@@ -325,21 +513,34 @@ algorithm_steps record_steps(run_params p) {
     };
     config c = machine_config(p);
     c.trace = true;
+    c.executor = executor_kind::threads; // buffer_owner is per thread
     // On the node's own thread: only that node's vectors are read.
-    c.on_call = [&](node& me) {
-        snaps[std::size_t(me.id())].push_back({me.steps(), watched(me.id())});
+    const auto snap = [&](node& me) {
+        const int i = me.id();
+        // The snapshots are the picture's, not the node's buffers.
+        buffer_owner = -1;
+        snaps[std::size_t(i)].push_back(
+            {me.steps(), watched(i),
+             g.transit || g.reduction || g.schedule
+                 ? memory_of(i, {&g.in[std::size_t(i)], &g.out[std::size_t(i)]})
+                 : std::vector<sym>{}});
+        buffer_owner = i;
     };
+    c.on_call = snap;
     machine mc(c);
     algorithm_steps s;
     s.report = mc.run([&](node& me) {
+        buffer_owner = me.id();
         const auto i = std::size_t(me.id());
         g.body(me, g.in[i], g.out[i]);
-        snaps[i].push_back({me.steps(), watched(me.id())});
+        snap(me);
+        buffer_owner = -1;
     });
     s.params = p;
     s.source = e.source;
     s.formula = e.formula;
     s.table = g.table;
+    s.reduction_table = g.reduction;
     s.title = fmt::format("{} {} on a {}-cube ({} nodes), m = {}, {}-port", p.op, p.algo, p.dim, n,
                           p.words, p.ports == port_model::all_port ? "all" : "single");
 
@@ -349,11 +550,63 @@ algorithm_steps record_steps(run_params p) {
         s.steps[std::size_t(s.report.trace[i].step + 1)].messages.push_back(i);
     // The node's last snapshot taken at step count <= k: what it held once
     // step k's messages were in (taken at its next call, or at its end).
-    const auto held = [&](int i, std::int64_t k) -> const std::vector<sym>& {
+    const auto last = [&](int i, std::int64_t k) -> const snapshot& {
         const snapshot* at = &snaps[std::size_t(i)].front();
         for (const auto& sn : snaps[std::size_t(i)])
             if (sn.steps <= k) at = &sn;
-        return at->data;
+        return *at;
+    };
+    // Transit: node i holds after step k whatever it had in any buffer up to
+    // then (sends leave copies, and buffers die when a call returns, so the
+    // last snapshot alone does not say) less what it passed on; a message
+    // carried what its receiver gained that its sender held.
+    std::vector<std::vector<std::vector<sym>>> kept;    // [k][node]
+    std::vector<std::vector<std::vector<sym>>> brought; // [k][message of step k]
+    if (g.transit) {
+        const auto add = [](std::vector<sym>& to, const std::vector<sym>& more) {
+            std::vector<sym> both;
+            std::set_union(to.begin(), to.end(), more.begin(), more.end(), std::back_inserter(both),
+                           sym_less);
+            to = std::move(both);
+        };
+        std::vector<std::vector<sym>> had(static_cast<std::size_t>(n)), gone = had;
+        std::vector<std::vector<sym>> had_before;
+        for (std::int64_t k = 0; k <= total; ++k) {
+            had_before = had;
+            for (int i = 0; i < n; ++i)
+                for (const auto& sn : snaps[std::size_t(i)])
+                    if (sn.steps <= k) add(had[std::size_t(i)], sn.memory);
+            auto& step_cargo = brought.emplace_back();
+            for (const std::size_t m : s.steps[std::size_t(k)].messages) {
+                const trace_record& t = s.report.trace[m];
+                auto got = common(minus(had[std::size_t(t.to)], had_before[std::size_t(t.to)]),
+                                  kept[std::size_t(k - 1)][std::size_t(t.from)]);
+                add(gone[std::size_t(t.from)], got);
+                step_cargo.push_back(std::move(got));
+            }
+            auto& now = kept.emplace_back();
+            for (int i = 0; i < n; ++i)
+                now.push_back(minus(had[std::size_t(i)], gone[std::size_t(i)]));
+        }
+    }
+    if (g.schedule) {
+        // Table 1: element (i|j) left G(i) on the link of the step-1 message
+        // whose receiver gained it.
+        s.schedule.assign(std::size_t(p.dim), std::vector<int>(std::size_t(n), -1));
+        for (const std::size_t m : s.steps[1].messages) {
+            const trace_record& t = s.report.trace[m];
+            for (const sym& e : minus(last(t.to, 1).memory, last(t.to, 0).memory))
+                if (int(aspc_schedule::physical_of(node_id(std::countr_zero(e.mask)))) == t.from &&
+                    e.item < std::uint32_t(p.dim))
+                    s.schedule[e.item][std::size_t(std::countr_zero(e.mask))] = t.dim;
+        }
+    }
+    if (g.reduction)
+        reduction_cells(s, n, [&](int i, std::int64_t k) -> const std::vector<sym>& {
+            return last(i, k).memory;
+        });
+    const auto held = [&](int i, std::int64_t k) -> const std::vector<sym>& {
+        return g.transit ? kept[std::size_t(k)][std::size_t(i)] : last(i, k).data;
     };
     for (std::int64_t k = 0; k <= total; ++k) {
         step_state& st = s.steps[std::size_t(k)];
@@ -383,8 +636,7 @@ algorithm_steps record_steps(run_params p) {
             const auto& v = held(node, k - 1);
             return std::find(v.begin(), v.end(), e) != v.end();
         };
-        for (const std::size_t m : st.messages) {
-            const trace_record& t = s.report.trace[m];
+        const auto gained = [&](const trace_record& t, std::size_t m) {
             const auto& now = held(t.to, k);
             const auto& prev = held(t.to, k - 1);
             const bool alone = incoming[std::size_t(t.to)] == 1;
@@ -414,6 +666,28 @@ algorithm_steps record_steps(run_params p) {
                     if (!to[j].empty() && to[j] == from[j])
                         cargo += (cargo.empty() ? "" : " ") + to[j];
             }
+            return cargo;
+        };
+        for (std::size_t mi = 0; mi < st.messages.size(); ++mi) {
+            const std::size_t m = st.messages[mi];
+            const trace_record& t = s.report.trace[m];
+            std::string cargo;
+            if (g.transit) {
+                cargo = label(brought[std::size_t(k)][mi], g.style, 4);
+            } else if (g.schedule) {
+                // ASPC keeps its input: what the receiver gained that the
+                // sender had (elements in transit included).
+                cargo = label(common(minus(last(t.to, k).memory, last(t.to, k - 1).memory),
+                                     last(t.from, k - 1).memory),
+                              g.style, 4);
+            } else if (g.reduction) {
+                // The addresses whose partial sums it carried (● to +).
+                const auto& cells = st.memory;
+                for (std::size_t x = 0; x < cells[std::size_t(t.to)].size(); ++x)
+                    if (cells[std::size_t(t.to)][x] == "+" && cells[std::size_t(t.from)][x] == "●")
+                        cargo += (cargo.empty() ? "sums of " : ",") + std::to_string(x);
+            } else
+                cargo = gained(t, m);
             if (cargo.empty()) {
                 const std::uint64_t words = t.bytes / sizeof(sym);
                 cargo = fmt::format("{} word{}", words, words == 1 ? "" : "s");

@@ -1,8 +1,9 @@
 """Checks the files pictures.sh made: traces (one flow per message), SVGs
 (well-formed XML, one arrow per message) and the HTML pages in headless
 Chromium (no console errors, the step controls change the picture, the node
-labels read back from the page are seed 000's Figure 4.11 and seed 002's
-Figure 8)."""
+labels read back from the page are seed 000's Figures 4.11 and 4.15 and
+seed 002's Figure 8)."""
+import html
 import json
 import os
 import shutil
@@ -86,7 +87,9 @@ class Page(HTMLParser):
 
     def handle_data(self, data):
         if self.text_of and self.text_of[0] == "label":
-            self.labels[self.text_of[1:]] = data
+            # Long labels come in lines (tspans), split at spaces.
+            key = self.text_of[1:]
+            self.labels[key] = (self.labels[key] + " " + data) if key in self.labels else data
         elif self.text_of:
             self.cells[self.text_of[1:]] = data
 
@@ -134,6 +137,18 @@ check(ag.current == "0" and not ag.hidden[0] and ag.hidden[1], "ag.html does not
 check(dump("ag.html", "#next=2").current == "2", "next did not move to step 2")
 check(dump("ag.html", "#next=9").current == "3", "next went past the last step")
 
+# Figure 4.15: the blocks each node holds, its own and those it passes on.
+fig_4_15 = [
+    ["(0,1,2,3,4,5,6,7)"] + [None] * 7,
+    ["(0,1,2,3)", None, None, None, "(4,5,6,7)", None, None, None],
+    ["(0,1)", None, "(2,3)", None, "(4,5)", None, "(6,7)", None],
+    [f"({i})" for i in range(8)],
+]
+sc = dump("sc.html")
+for k, want in enumerate(fig_4_15):
+    got = [sc.labels.get((k, i)) for i in range(8)]
+    check(got == want, f"sc.html step {k}: labels {got}, Figure 4.15 has {want}")
+
 shots = []
 for k in (1, 2):
     shot = os.path.join(d, f"shot-{k}.png")
@@ -158,7 +173,62 @@ for k, line in enumerate(fig_8.splitlines()):
         got = " ".join(dc.cells.get((7, k, j, i), "?") for i in range(8))
         check(got == row, f"dc.html step {k} location {j}: {got}, Figure 8 has {row}")
 
+# Seed 002, Figure 12: the partial sums of addresses 0-2 (block 0), step by
+# step: * sends, + receives and adds, o added before (read from each step).
+fig_12 = """....*+.. .*.+.... ..*...+.
+....o*.+ .o.*...+ ..o...*+
+....oo+* .o.o.+.* ..o+..o*
+..+.oo*o .o.o+*.o .+o*..oo
+..*+oooo .o.o*o+o .*oo.+oo
+.+o*oooo .o+ooo*o .ooo+*oo
++*oooooo +o*ooooo +ooo*ooo"""
+marks = {"": ".", "\u25cf": "*", "+": "+", "\u25cb": "o"}
+rs = dump("rs.html")
+for u, line in enumerate(fig_12.splitlines()):
+    for x, want in enumerate(line.split()):
+        got = "".join(marks.get(rs.cells.get((u + 1, u + 1, x, i), ""), "?") for i in range(8))
+        check(got == want, f"rs.html step {u} address {x}: {got}, Figure 12 has {want}")
+
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
+
+# Layout: in every step picture of allgather, broadcast, scatter and alltoall
+# on a 3-cube (and allgather on a 4-cube), the node labels, ids and arrow
+# labels, measured by Chromium (getBBox), overlap no other text and stay
+# inside the picture.
+svgs = [os.path.join(d, sub, f"step-{k}.svg") for sub in ("steps", "bc", "sc", "a2a")
+        for k in range(4)] + [os.path.join(d, "ag4", f"step-{k}.svg") for k in range(5)]
+measure = """<script>
+var out = [];
+document.querySelectorAll('svg').forEach(function (svg, n) {
+  var vb = svg.viewBox.baseVal;
+  svg.querySelectorAll('text.label, text.cargo, text.id').forEach(function (t) {
+    var b = t.getBBox();
+    out.push([n, t.getAttribute('class') + ' ' + t.textContent, b.x, b.y, b.width, b.height,
+              vb.width, vb.height]);
+  });
+});
+document.getElementById('boxes').textContent = JSON.stringify(out);
+</script>"""
+with open(os.path.join(d, "layout.html"), "w") as f:
+    f.write("<!DOCTYPE html><html><body>" + "".join(open(s).read() for s in svgs) +
+            '<pre id="boxes"></pre>' + measure + "</body></html>")
+out, console = browse("layout.html", "", "--dump-dom")
+check(not console, f"layout.html: console messages {console}")
+boxes = json.loads(html.unescape(out.split('<pre id="boxes">')[1].split("</pre>")[0]))
+check(len(boxes) > 100, f"layout.html: only {len(boxes)} texts measured")
+by_svg = {}
+for n, what, x, y, w, h, width, height in boxes:
+    by_svg.setdefault(n, []).append((what, x, y, x + w, y + h))
+    check(x >= 0 and y >= 0 and x + w <= width and y + h <= height,
+          f"{svgs[n]}: '{what}' at {x:.0f},{y:.0f}+{w:.0f}x{h:.0f} leaves the "
+          f"{width:.0f}x{height:.0f} picture")
+SLACK = 1.5  # a text's box includes the font's line gap above and below
+for n, texts in by_svg.items():
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            if (a[1] < b[3] - SLACK and b[1] < a[3] - SLACK and a[2] < b[4] - SLACK
+                    and b[2] < a[4] - SLACK):
+                check(False, f"{svgs[n]}: '{a[0]}' overlaps '{b[0]}'")
 
 if failures:
     print("\n".join(failures))

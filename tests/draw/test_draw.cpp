@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <hcube/aspc_schedule.hpp>
 #include <hcube/collectives/allgather.hpp>
 #include <hcube/draw.hpp>
 #include <hcube/hcube.hpp>
@@ -218,6 +220,56 @@ TEST_CASE("steps of broadcast (Figure 4.6) and prefix sums (Figure 4.13)") {
     CHECK(s.steps[1].labels[2] == "[2]");
 }
 
+TEST_CASE("scatter and gather show the blocks held for others (Figure 4.15)") {
+    // Figure 4.15 (a)-(d): the blocks are named by their destination; a node
+    // keeps those of its subcube until it passes them on.
+    const std::vector<std::vector<std::string>> fig_4_15 = {
+        {"(0,1,2,3,4,5,6,7)", "", "", "", "", "", "", ""},
+        {"(0,1,2,3)", "", "", "", "(4,5,6,7)", "", "", ""},
+        {"(0,1)", "", "(2,3)", "", "(4,5)", "", "(6,7)", ""},
+        {"(0)", "(1)", "(2)", "(3)", "(4)", "(5)", "(6)", "(7)"}};
+    const algorithm_steps s = record_steps(params("scatter", "binomial", 3, 2));
+    REQUIRE(s.steps.size() == 4);
+    for (std::size_t k = 0; k < 4; ++k)
+        CHECK(s.steps[k].labels == fig_4_15[k]);
+    // The first message carries half of the root's blocks.
+    CHECK(s.steps[1].carried == std::vector<std::string>{"(4,5,6,7)"});
+    // Gather is the same picture backwards.
+    const algorithm_steps g = record_steps(params("gather", "binomial", 3));
+    for (std::size_t k = 0; k < 4; ++k)
+        CHECK(g.steps[k].labels == fig_4_15[3 - k]);
+}
+
+TEST_CASE("alltoall shows every block a node holds in the middle steps (Figures 4.20, 4.21)") {
+    // Figure 4.20: after the exchanges on dimensions 0..k-1 node i holds the
+    // blocks {s,t} from the s that agree with i from bit k up, for the t that
+    // agree with i below bit k; (b) node 0: {0,0} {0,2} {0,4} {0,6} {1,0} ...
+    const algorithm_steps s = record_steps(params("alltoall", "dimension-exchange", 3));
+    REQUIRE(s.steps.size() == 4);
+    CHECK(s.steps[1].labels[0] == "{0,0} {0,2} {0,4} {0,6} {1,0} {1,2} {1,4} {1,6}");
+    CHECK(s.steps[2].labels[5] == "{4,1} {4,5} {5,1} {5,5} {6,1} {6,5} {7,1} {7,5}");
+    for (int k = 0; k <= 3; ++k)
+        for (int i = 0; i < 8; ++i) {
+            std::string want;
+            const int low = (1 << k) - 1;
+            for (int src = 0; src < 8; ++src)
+                for (int dst = 0; dst < 8; ++dst)
+                    if ((src & ~low) == (i & ~low) && (dst & low) == (i & low))
+                        want += (want.empty() ? "" : " ") + fmt::format("{{{},{}}}", src, dst);
+            CHECK(s.steps[std::size_t(k)].labels[std::size_t(i)] == want);
+        }
+    // A message carries the half meant for the other subcube: node 0's first.
+    for (std::size_t m = 0; m < s.steps[1].messages.size(); ++m)
+        if (s.report.trace[s.steps[1].messages[m]].from == 0)
+            CHECK(s.steps[1].carried[m] == "{0,1} {0,3} {0,5} {0,7}");
+    // Figure 4.21 (pairwise): in step j node i gives {i, i^j} to i^j and
+    // keeps the blocks it has not sent yet.
+    const algorithm_steps w = record_steps(params("alltoall", "pairwise", 2));
+    CHECK(w.steps[1].labels[0] == "{0,0} {0,2} {0,3} {1,0}");
+    CHECK(w.steps[2].labels[0] == "{0,0} {0,3} {1,0} {2,0}");
+    CHECK(w.steps[3].labels[0] == "{0,0} {1,0} {2,0} {3,0}");
+}
+
 TEST_CASE("memory tables of d-cycles allgather are seed 002's Figure 8") {
     run_params p = params("allgather", "d-cycles", 3, 3);
     p.ports = port_model::all_port;
@@ -243,11 +295,90 @@ TEST_CASE("memory tables of d-cycles allgather are seed 002's Figure 8") {
         }
 }
 
+TEST_CASE("the d-cycles reduction draws seed 002's Figures 12-19") {
+    run_params p = params("reduce-scatter", "d-cycles", 3, 3);
+    p.ports = port_model::all_port;
+    const algorithm_steps s = record_steps(p);
+    REQUIRE(s.reduction_table);
+    REQUIRE(s.steps.size() == 8);
+    // Figures 13-19, one per step: per memory address 0..23, P0..P7, with
+    // * = sends its partial sum (filled circle), + = receives and adds,
+    // o = added before (unfilled circle), . = empty. Addresses 0..2 of every
+    // step are Figure 12. The seed's text lost or moved a mark in 8 rows;
+    // these follow its definition (one sender and one receiver per address
+    // and step; step u's sum covers u + 2 nodes; address x ends at node x/3):
+    // step 4 rows 11 (seed: oo*.oo+o) and 22 (o+o*.o.o), step 5 row 20
+    // (oo+*o..o), step 6 rows 15 (ooooo*+o), 19 (oooooo+o), 21-23 (ooooooo+).
+    const std::vector<std::vector<std::string>> figs = {
+        {"....*+..", ".*.+....", "..*...+.", "....+*..", "*.+.....", "...*...+",
+         "......*+", ".+.*....", "*...+...", "......+*", "+.*.....", ".*...+..",
+         "*+......", ".....*.+", "..+...*.", "+*......", "....*.+.", "...+...*",
+         "..*+....", ".....+.*", "+...*...", "..+*....", "....+.*.", ".+...*.."},
+        {"....o*.+", ".o.*...+", "..o...*+", "....*o+.", "o.*...+.", "...o..+*",
+         ".....+o*", ".*.o.+..", "o...*+..", "....+.*o", "*.o.+...", ".o..+*..",
+         "o*.+....", "...+.o.*", "..*+..o.", "*o+.....", "..+.o.*.", "..+*...o",
+         ".+o*....", ".+...*.o", "*+..o...", "+.*o....", "+...*.o.", "+*...o.."},
+        {"....oo+*", ".o.o.+.*", "..o+..o*", "....oo*+", "o.o.+.*.", "..+o..*o",
+         "....+*oo", ".o.o.*.+", "o+..o*..", "....*+oo", "o.o.*.+.", "+o..*o..",
+         "oo+*....", ".+.*.o.o", "..o*..o+", "oo*+....", "+.*.o.o.", "..*o..+o",
+         "+*oo....", ".*.+.o.o", "o*..o+..", "*+oo....", "*.+.o.o.", "*o..+o.."},
+        {"..+.oo*o", ".o.o+*.o", ".+o*..oo", "...+ooo*", "o.o.*+o.", "+.*o..oo",
+         "+...*ooo", ".o.o.o+*", "o*.+oo..", ".+..o*oo", "o.o.o.*+", "*o+.oo..",
+         "oo*o..+.", "+*.o.o.o", "..oo.+o*", "ooo*...+", "*+o.o.o.", "..oo+.*o",
+         "*ooo+...", ".o+*.o.o", "oo..o*.+", "o*oo.+..", "o.*+o.o.", "oo..*o+."},
+        {"..*+oooo", ".o.o*o+o", ".*oo.+oo", "..+*oooo", "o.o.o*o+", "*.oo+.oo",
+         "*+..oooo", ".o.o+o*o", "oo.*oo.+", "+*..oooo", "o.o.o+o*", "oo*.oo+.",
+         "oooo..*+", "*o+o.o.o", ".+oo.*oo", "oooo..+*", "o*o+o.o.", "+.oo*.oo",
+         "oooo*+..", "+o*o.o.o", "oo.+oo.*", "oooo+*..", "o+o*o.o.", "oo+.oo*."},
+        {".+o*oooo", ".o+ooo*o", ".ooo+*oo", "+.*ooooo", "o.o+ooo*", "o.oo*+oo",
+         "o*.+oooo", "+o.o*ooo", "oo.ooo+*", "*o+.oooo", "o+o.o*oo", "ooo.oo*+",
+         "oooo.+o*", "oo*o.o+o", "+*oo.ooo", "oooo+.*o", "ooo*o.o+", "*+ooo.oo",
+         "ooooo*.+", "*ooo+o.o", "oo+*oo.o", "oooo*o+.", "o*ooo+o.", "oo*+ooo."},
+        {"+*oooooo", "+o*ooooo", "+ooo*ooo", "*+oooooo", "o+o*oooo", "o+ooo*oo",
+         "oo+*oooo", "*o+ooooo", "oo+ooo*o", "oo*+oooo", "o*o+oooo", "ooo+ooo*",
+         "oooo+*oo", "oooo+o*o", "*ooo+ooo", "oooo*+oo", "ooooo+o*", "o*ooo+oo",
+         "oooooo+*", "oooo*o+o", "oo*ooo+o", "oooooo*+", "ooooo*o+", "ooo*ooo+"},
+    };
+    const std::map<std::string, std::string> mark = {{"", "."}, {"●", "*"}, {"+", "+"}, {"○", "o"}};
+    for (std::size_t k = 1; k < 8; ++k)
+        for (std::size_t x = 0; x < 24; ++x) {
+            std::string row;
+            for (std::size_t i = 0; i < 8; ++i)
+                row += mark.at(s.steps[k].memory[i][x]);
+            CHECK_MESSAGE(row == figs[k - 1][x], "step " << k - 1 << " address " << x);
+        }
+    // The arrows say which sums they carry: node 4 sends address 0's to node 5 first.
+    for (std::size_t m = 0; m < s.steps[1].messages.size(); ++m)
+        if (s.report.trace[s.steps[1].messages[m]].from == 4 &&
+            s.report.trace[s.steps[1].messages[m]].to == 5)
+            CHECK(s.steps[1].carried[m] == "sums of 0");
+}
+
+TEST_CASE("ASPC draws seed 001's Table 1 from the run") {
+    run_params p = params("aspc", "four-step", 3);
+    p.ports = port_model::all_port;
+    const algorithm_steps s = record_steps(p);
+    REQUIRE(s.steps.size() == 5); // Theorem 5: four steps
+    // Table 1, phi_i(j) for n = 3: rows j = 0..2, columns logical i = 0..7.
+    CHECK(s.schedule == std::vector<std::vector<int>>{{0, 1, 0, 2, 0, 1, 0, 2},
+                                                      {1, 0, 2, 0, 1, 0, 2, 0},
+                                                      {2, 2, 1, 1, 2, 2, 1, 1}});
+    // After the plus half (step 2) logical node i holds (i - 2^j | j) in
+    // slot j: physical node 0 is logical 0 and holds (7|0) (6|1) (4|2).
+    CHECK(s.steps[2].labels[0] == "(7|0) (6|1) (4|2)");
+    // n = 5 (Table 2, whose text lost entries): the definition's table.
+    p.dim = 5;
+    const algorithm_steps t = record_steps(p);
+    for (int j = 0; j < 5; ++j)
+        for (node_id i = 0; i < 32; ++i)
+            CHECK(t.schedule[std::size_t(j)][i] == aspc_schedule::phi(5, i, j));
+}
+
 TEST_CASE("record_steps refuses what it cannot draw") {
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "hypercube", 7)),
                          doctest::Contains("up to d = 6"), usage_error);
-    CHECK_THROWS_WITH_AS(record_steps(params("aspc", "auto", 3)),
-                         doctest::Contains("no picture for aspc"), usage_error);
+    CHECK_THROWS_WITH_AS(record_steps(params("descend", "pipelined", 3, 8)),
+                         doctest::Contains("no picture for descend"), usage_error);
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "nonesuch", 3)),
                          doctest::Contains("unknown algorithm"), usage_error);
 }

@@ -56,7 +56,7 @@ struct step_state {
     std::vector<std::size_t> messages;            // indices into report.trace sent in this step
     std::vector<std::string> carried;             // per message: what it brought its receiver
     std::vector<std::string> labels;              // per node: "(0,1,2,3)", "[0..3]", ...
-    std::vector<std::vector<std::string>> memory; // table mode: per node, per location
+    std::vector<std::vector<std::string>> memory; // tables: per node, per location
 };
 
 struct algorithm_steps {
@@ -66,6 +66,13 @@ struct algorithm_steps {
     run_report report;
     std::vector<step_state> steps; // steps[0]: before the first step
     bool table = false;            // CM-200 memory tables (seed 002, Figures 8-11)
+    // CM-200 cycle reductions (seed 002, Figures 12-19): per step, memory[node]
+    // [address] is "●" (sends the partial sum of that address), "+" (receives
+    // it and adds its own), "○" (added before) or empty.
+    bool reduction_table = false;
+    // ASPC (seed 001, Table 1): schedule[j][i], the link element j of logical
+    // node i left on in step 1, read from the run; empty for other operations.
+    std::vector<std::vector<int>> schedule;
 };
 
 // Runs p's algorithm on symbolic data with tracing and snapshots every node's
