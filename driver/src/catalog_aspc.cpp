@@ -165,27 +165,27 @@ run_outcome run_descend(machine& m, const run_params& p, descend_schedule schedu
 constexpr std::string_view aspc_sends_first =
     "each step's routes send before they receive, around cycles of nodes";
 
-// An aspc entry; under a port model with a port per link, 2 nodes exchange
-// in each step.
+// An aspc entry. When a node may use several links at once, a step's sends
+// are posted with its receives (detail/link_step.hpp), so only the one link
+// at a time schedule needs buffered links.
 algorithm_entry aspc_entry(const algorithm_record& r) {
     algorithm_entry e = entry_of(r);
     e.run = [&r](machine& m, const run_params& p) { return run_aspc(m, p, r); };
-    const bool per_link = port_policy_of(*r.needs.only_ports).port_per_link;
-    return needs_buffers(std::move(e), per_link ? 2 : 1, std::string(aspc_sends_first));
+    if (port_policy_of(*r.needs.only_ports).several_links_at_once()) return e;
+    return needs_buffers(std::move(e), 1, std::string(aspc_sends_first));
 }
 
-// A descend entry for one schedule. The direct schedule's exchanges pair up
-// when a node may use several links at once; one link at a time, and in the
-// pipelined ASPC rounds, sends come before receives.
+// A descend entry for one schedule. When a node may use several links at
+// once, the direct schedule's exchanges pair up and the pipelined ASPC
+// rounds post their sends with their receives; one link at a time, sends
+// come before receives.
 algorithm_entry descend_entry(const algorithm_record& r, option_spec kernel) {
     algorithm_entry e = entry_of(r);
     const auto schedule = r.as<descend_schedule>();
     e.options = {std::move(kernel)};
     e.run = [schedule](machine& m, const run_params& p) { return run_descend(m, p, schedule); };
-    e.needs_buffered_links = [schedule](const run_params& p) -> std::string {
-        if (p.dim < 2 || (schedule == descend_schedule::direct &&
-                          port_policy_of(p.ports).several_links_at_once()))
-            return {};
+    e.needs_buffered_links = [](const run_params& p) -> std::string {
+        if (p.dim < 2 || port_policy_of(p.ports).several_links_at_once()) return {};
         return std::string(aspc_sends_first);
     };
     return e;

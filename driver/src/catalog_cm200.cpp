@@ -137,13 +137,13 @@ algorithm_entry entry(const algorithm_record& r, std::vector<option_spec> option
     const auto a = r.as<A>();
     e.options = std::move(options);
     e.formula_time = [&r](const run_params& p) { return formula(r, p); };
-    // Measured with link capacity 0 (tests/personalized/catalog_limits.cpp): a
-    // cycle of two nodes is an exchange under all-port, a deadlock under
-    // single-port, where a node's send must end before its receive starts.
+    // Measured with link capacity 0 (tests/personalized/catalog_limits.cpp):
+    // under all-port a step's sends are posted with its receives
+    // (detail/link_step.hpp), under single-port a node's send must end before
+    // its receive starts.
     e.needs_buffered_links = [a](const run_params& p) -> std::string {
         const bool at_once = port_policy_of(p.ports).several_links_at_once();
-        const int cycle_from = at_once ? 2 : 1;
-        if (a == A::one_cycle && p.dim >= cycle_from)
+        if (a == A::one_cycle && !at_once && p.dim >= 1)
             return "every node sends along the Hamiltonian cycle before it receives";
         // The d-cycles complete unbuffered where they fit (all-port from d = 2).
         if (a == A::d_cycles && !at_once && p.dim >= 1)

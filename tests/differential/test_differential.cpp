@@ -345,9 +345,9 @@ std::optional<test_case> draw_case(std::uint64_t seed) {
 }
 
 // Algorithms that send before they receive (rings, Gray-code shifts, the
-// CM-200 cycles) need links that buffer a message: with link_capacity 0 a
-// deadlock report is the documented outcome. A catalog entry says itself
-// (and is held to it, see run_case).
+// CM-200 cycles under single-port) need links that buffer a message: with
+// link_capacity 0 a deadlock report is the documented outcome. A catalog
+// entry says itself (and is held to it, see run_case).
 bool may_need_buffers(const test_case& c) {
     switch (c.op) {
     case op_kind::allgather:
@@ -360,7 +360,8 @@ bool may_need_buffers(const test_case& c) {
         return c.algo != 3;
     case op_kind::cm200_allgather:
     case op_kind::cm200_reduce_scatter:
-        return true;
+        // Under all-port a step's sends are posted with its receives.
+        return !port_policy_of(c.ports).several_links_at_once();
     case op_kind::catalog:
         return !buffered_links_need(*builtin_catalog().find(c.catalog.op, c.catalog.algo),
                                     c.catalog)

@@ -205,6 +205,29 @@ inline std::vector<subtree_slots> rotated_shares(int d, node_id v, std::size_t m
     return s;
 }
 
+// What scatter_trees and gather_trees share: the checks, the node's place
+// relative to the root, its share of every tree and a buffer per tree for the
+// count() part-blocks it holds.
+template <class E>
+struct rotated_holdings {
+    node_id v;
+    std::vector<subtree_slots> shares;
+    std::vector<std::vector<E>> held;
+};
+
+template <class E>
+rotated_holdings<E> hold_rotated(node& me, int root, const char* op, std::size_t all_size,
+                                 std::size_t m) {
+    check_root(me, root, op);
+    require_links_at_once(me, std::string(op) + " rotated-trees");
+    if (me.id() == root) check_all_size(me, op, all_size, m);
+    const node_id v = node_id(me.id() ^ root);
+    rotated_holdings<E> h{v, rotated_shares(me.dim(), v, m), {}};
+    for (const auto& s : h.shares)
+        h.held.emplace_back(s.count() * s.w);
+    return h;
+}
+
 } // namespace detail
 
 enum class scatter_algo {
@@ -241,24 +264,18 @@ void scatter_trees(node& me, const In& all_range, Out&& mine_range, int root) {
     using E = element_t<T, In>;
     const auto all = input_span<T>(all_range);
     const auto mine = output_span<T>(mine_range);
-    detail::check_root(me, root, "scatter");
-    detail::require_links_at_once(me, "scatter rotated-trees");
     const int d = me.dim();
     const std::size_t m = mine.size();
-    if (me.id() == root) detail::check_all_size(me, "scatter", all.size(), m);
+    auto [v, shares, held] = detail::hold_rotated<E>(me, root, "scatter", all.size(), m);
     if (d == 0) return void(std::copy_n(all.begin(), m, mine.begin()));
-    const node_id v = node_id(me.id() ^ root);
-    const auto shares = detail::rotated_shares(d, v, m);
-    auto held = std::vector<std::vector<E>>(std::size_t(d));
-    for (int j = 0; j < d; ++j) {
-        const auto& s = shares[std::size_t(j)];
-        held[std::size_t(j)].resize(s.count() * s.w);
-        if (v != 0) continue;
-        const std::size_t at = detail::tree_part(m, d, j).begin;
-        for (std::size_t t = 0; t < s.count(); ++t)
-            std::copy_n(all.begin() + std::ptrdiff_t((s.node_of(v, t) ^ root) * m + at), s.w,
-                        held[std::size_t(j)].begin() + std::ptrdiff_t(t * s.w));
-    }
+    if (v == 0) // the root starts with every part-block of every tree
+        for (int j = 0; j < d; ++j) {
+            const auto& s = shares[std::size_t(j)];
+            const std::size_t at = detail::tree_part(m, d, j).begin;
+            for (std::size_t t = 0; t < s.count(); ++t)
+                std::copy_n(all.begin() + std::ptrdiff_t((s.node_of(v, t) ^ root) * m + at), s.w,
+                            held[std::size_t(j)].begin() + std::ptrdiff_t(t * s.w));
+        }
     std::vector<E> out;
     for (int u = 0; u < d; ++u) {
         for (int j = 0; j < d; ++j)
@@ -286,21 +303,13 @@ void gather_trees(node& me, const In& mine_range, Out&& all_range, int root) {
     using E = element_t<T, In>;
     const auto mine = input_span<T>(mine_range);
     const auto all = output_span<T>(all_range);
-    detail::check_root(me, root, "gather");
-    detail::require_links_at_once(me, "gather rotated-trees");
     const int d = me.dim();
     const std::size_t m = mine.size();
-    if (me.id() == root) detail::check_all_size(me, "gather", all.size(), m);
+    auto [v, shares, held] = detail::hold_rotated<E>(me, root, "gather", all.size(), m);
     if (d == 0) return void(std::copy_n(mine.begin(), m, all.begin()));
-    const node_id v = node_id(me.id() ^ root);
-    const auto shares = detail::rotated_shares(d, v, m);
-    auto held = std::vector<std::vector<E>>(std::size_t(d));
-    for (int j = 0; j < d; ++j) {
-        const auto& s = shares[std::size_t(j)];
-        held[std::size_t(j)].resize(s.count() * s.w);
-        std::copy_n(mine.begin() + std::ptrdiff_t(detail::tree_part(m, d, j).begin), s.w,
-                    held[std::size_t(j)].begin());
-    }
+    for (int j = 0; j < d; ++j)
+        std::copy_n(mine.begin() + std::ptrdiff_t(detail::tree_part(m, d, j).begin),
+                    shares[std::size_t(j)].w, held[std::size_t(j)].begin());
     std::vector<E> in;
     for (int u = d - 1; u >= 0; --u) {
         for (int j = 0; j < d; ++j)
