@@ -140,6 +140,14 @@ struct buffers {
 // Repetitions of a baseline per sample at most (a zero-byte memcpy is free).
 constexpr long max_reps = 1L << 22;
 
+// Repetitions of a memcpy baseline: those of the measurement, but at least
+// 1 MiB in all, so that starting its threads is not what it times.
+int copy_reps(std::size_t size, int buffers, long n) {
+    const double bytes = double(size) * buffers;
+    const long enough = bytes > 0 ? long(std::ceil(double(1 << 20) / bytes)) : 1;
+    return int(std::min(std::max(n, enough), max_reps));
+}
+
 // One sample: seconds for `n` repetitions.
 using sampler = std::function<double(long n)>;
 
@@ -225,7 +233,7 @@ void latency(machine& m, const setup& s, table& t) {
         };
         std::optional<memcpy_probe> copy;
         const auto floor = [&](long n) {
-            if (!copy) copy.emplace(size, 1, 1, int(std::min(n, max_reps)));
+            if (!copy) copy.emplace(size, 1, 1, copy_reps(size, 1, n));
             const double copy_us = size == 0 ? 0 : double(size) / copy->bytes_per_second() * 1e6;
             return spin_round_trip_us(int(std::min(n, max_reps))) / 2 + copy_us;
         };
@@ -286,8 +294,10 @@ void windows(machine& m, const setup& s, table& t) {
             const long ahead = long(depth);
             for (long i = 0; i < reps; ++i) {
                 for (long w = 0; w < window + ahead; ++w) {
-                    if (w < window) me.send(0, out);
+                    // Receive first: with `ahead` sends on the link, one more
+                    // would wait for the peer, who waits for the same.
                     if (w >= ahead) me.recv(0, in);
+                    if (w < window) me.send(0, out);
                 }
             }
         };
@@ -298,7 +308,7 @@ void windows(machine& m, const setup& s, table& t) {
         std::optional<memcpy_probe> copy;
         const auto limit = [&](long n) {
             if (rate) return spsc_stream_rate(std::min(n * window, max_reps));
-            if (!copy) copy.emplace(size, copiers, copiers, int(std::min(n * window, max_reps)));
+            if (!copy) copy.emplace(size, copiers, copiers, copy_reps(size, copiers, n * window));
             return copy->bytes_per_second() / 1e6;
         };
         const double per_window = double(window) * double(copiers);
@@ -341,7 +351,7 @@ void allport(machine& m, const setup& s, table& t) {
             };
             std::optional<memcpy_probe> copy;
             const auto limit = [&](long n) {
-                if (!copy) copy.emplace(size, p * k, cores, int(std::min(n, max_reps)));
+                if (!copy) copy.emplace(size, p * k, cores, copy_reps(size, p * k, n));
                 return copy->bytes_per_second() / 1e6;
             };
             const double messages = double(p) * k;

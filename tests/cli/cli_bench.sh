@@ -50,6 +50,8 @@ check_csv latency 'size_bytes,latency_us,min_us,max_us,floor_us,iterations' 0,1,
     --sizes 0,1,64,8K
 check_csv bw "$window_columns" 1,4096 2 --sizes 1,4K
 check_csv bibw "$window_columns" 1,2,4,8 4 --sizes 1-8
+# A window larger than the links hold (both ends' sends would wait).
+check_csv bibw "$window_columns" 1,4096 2 --sizes 1,4K --link-capacity 2
 check_csv rate 'size_bytes,rate_per_s,min_per_s,max_per_s,stream_per_s,iterations' 8 1 --sizes 8
 check_csv allport 'links,size_bytes,bandwidth_MBps,min_MBps,max_MBps,rate_per_s,memcpy_MBps,iterations' \
     1,8192 4 --dim 2 --sizes 1,8K
