@@ -30,10 +30,10 @@
 
 #include <hcube/cli/args.hpp>
 
-#include "median.hpp"
+#include <hcube/driver/microbench.hpp>
 
 using namespace hcube;
-using namespace hcube::bench;
+using hcube::microbench::median;
 
 namespace {
 

@@ -53,14 +53,19 @@
 #include <boost/lockfree/spsc_queue.hpp>
 
 #include <hcube/collectives/allreduce.hpp>
+#include <hcube/driver/microbench.hpp>
 #include <hcube/machine.hpp>
-
-#include "median.hpp"
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-using hcube::bench::median;
+using hcube::microbench::clock_type;
+using hcube::microbench::median;
+using hcube::microbench::memcpy_probe;
+using hcube::microbench::pin_to_cpu;
+using hcube::microbench::pinned_round_trip_us;
+using hcube::microbench::seconds_since;
+using hcube::microbench::spin_round_trip_us;
+using hcube::microbench::unpin;
 
 // Baselines park on raw futexes, as the runtime does, so each limit is what
 // the kernel's primitives can do and not what a library wrapper adds.
@@ -71,10 +76,6 @@ void park(std::atomic<std::uint32_t>& word, std::uint32_t old) {
 void unpark(std::atomic<std::uint32_t>& word, int n = 1) {
     syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, n, nullptr,
             nullptr, 0);
-}
-
-double seconds_since(clock_type::time_point t0) {
-    return std::chrono::duration<double>(clock_type::now() - t0).count();
 }
 
 template <class F>
@@ -129,58 +130,6 @@ struct report {
 constexpr double no_value = std::numeric_limits<double>::quiet_NaN();
 
 // ---- baselines ----------------------------------------------------------------
-
-void pin_to_cpu(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
-
-void unpin() {
-    cpu_set_t all;
-    CPU_ZERO(&all);
-    for (unsigned c = 0; c < std::thread::hardware_concurrency(); ++c)
-        CPU_SET(c, &all);
-    pthread_setaffinity_np(pthread_self(), sizeof all, &all);
-}
-
-// A ping-pong of `iters` round trips between this thread on CPU 0 and a peer
-// on CPU 1, both spinning: `serve` answers one message, `ask` sends one and
-// waits for the answer. Microseconds per round trip.
-template <class Serve, class Ask>
-double pinned_round_trip_us(int iters, Serve serve, Ask ask) {
-    std::thread peer([&] {
-        pin_to_cpu(1);
-        for (int i = 0; i < iters; ++i)
-            serve();
-    });
-    pin_to_cpu(0);
-    const auto t0 = clock_type::now();
-    for (int i = 0; i < iters; ++i)
-        ask();
-    const double s = seconds_since(t0);
-    peer.join();
-    unpin();
-    return s / iters * 1e6;
-}
-
-// One flag bounced by spinning: the floor of any cross-core hand-off.
-double spin_round_trip_us(int iters) {
-    alignas(64) std::atomic<int> flag{0};
-    return pinned_round_trip_us(
-        iters,
-        [&] {
-            while (flag.load(std::memory_order_acquire) != 1) {
-            }
-            flag.store(0, std::memory_order_release);
-        },
-        [&] {
-            flag.store(1, std::memory_order_release);
-            while (flag.load(std::memory_order_acquire) != 0) {
-            }
-        });
-}
 
 // The same through two boost::lockfree::spsc_queue rings of one-cache-line
 // messages, spinning, no parking: the floor of the channel DESIGN.md first
@@ -332,39 +281,6 @@ long context_switches() {
     getrusage(RUSAGE_SELF, &u);
     return u.ru_nvcsw + u.ru_nivcsw;
 }
-
-// memcpy of `buffers` buffer pairs of `bytes` each, `reps` times, shared out
-// over `threads` threads: the same bytes and the same working set as an
-// exchange that moves `buffers` messages per round.
-class memcpy_probe {
-public:
-    memcpy_probe(std::size_t bytes, int buffers, int threads, int reps)
-        : bytes_(bytes)
-        , threads_(threads)
-        , reps_(reps)
-        , src_(buffers, std::vector<char>(bytes, 1))
-        , dst_(buffers, std::vector<char>(bytes, 2)) {}
-
-    double gbps() {
-        const int buffers = int(src_.size());
-        std::vector<std::thread> ts;
-        const auto t0 = clock_type::now();
-        for (int t = 0; t < threads_; ++t)
-            ts.emplace_back([&, t] {
-                for (int r = 0; r < reps_; ++r)
-                    for (int b = t; b < buffers; b += threads_)
-                        std::memcpy(dst_[b].data(), src_[b].data(), bytes_);
-            });
-        for (auto& t : ts)
-            t.join();
-        return double(bytes_) * buffers * reps_ / seconds_since(t0) / 1e9;
-    }
-
-private:
-    std::size_t bytes_;
-    int threads_, reps_;
-    std::vector<std::vector<char>> src_, dst_;
-};
 
 // ---- hcube measurements ---------------------------------------------------------
 

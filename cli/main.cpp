@@ -18,12 +18,16 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("hcube COMMAND --help shows the options of a command.\nExit status: 0 success, "
                "1 a run that failed or did not verify, 2 a usage error.");
+    // One command a line, so that a new one is a one-line change.
+    // clang-format off
     const std::map<std::string, action> actions = {
         {"info", add_info(app)},
         {"list", add_list(app)},
         {"run", add_run(app)},
         {"draw", add_draw(app)},
+        {"bench", add_bench(app)},
     };
+    // clang-format on
     // No command: the overview, as a usage error; "help" is --help.
     if (argc < 2) {
         std::cout << app.help();

@@ -1,0 +1,268 @@
+// hcube bench KIND: OSU-style microbenchmarks of hcube's links
+// (hcube_driver's microbench.hpp), one line per size with its limit, as a
+// table, CSV or JSON, and a log-log SVG plot.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <hcube/catalog.hpp>
+#include <hcube/cli/args.hpp>
+#include <hcube/driver/microbench.hpp>
+#include <hcube/error.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "output.hpp"
+#include "plot.hpp"
+
+namespace hcube::cli {
+
+namespace {
+
+namespace mb = microbench;
+
+// Largest message --sizes takes.
+constexpr std::size_t max_size = std::size_t(64) << 20;
+
+struct bench_command {
+    run_params params;
+    std::string kind, svg;
+    std::vector<std::size_t> sizes;
+    long iterations = 0;
+    double seconds = 0;
+    int samples = 5, window = 64;
+    bool csv = false, json = false;
+};
+
+// "4K" is 4096 bytes, "1M" 2^20. Errors name the item as given, suffix and all.
+std::size_t parse_size(std::string_view flag, std::string_view text) {
+    const std::string expected = "a size in bytes (0..64M, e.g. 0,64,4K or 1-4M)";
+    const std::string shown = std::string(flag) + " '" + std::string(text) + "'";
+    std::string_view digits = text;
+    std::size_t unit = 1;
+    if (!digits.empty() && (digits.back() == 'K' || digits.back() == 'M')) {
+        unit = digits.back() == 'K' ? std::size_t(1) << 10 : std::size_t(1) << 20;
+        digits.remove_suffix(1);
+    }
+    std::size_t v = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (digits.empty() || ec == std::errc::invalid_argument || end != digits.data() + digits.size())
+        throw usage_error(shown + " is not " + expected);
+    if (ec == std::errc::result_out_of_range || v > max_size / unit)
+        throw usage_error(shown + " is out of range (expected " + expected + ")");
+    return v * unit;
+}
+
+// "0,64,4K" and "1-4M" (the powers of two from 1 to 4M), or a mix.
+std::vector<std::size_t> parse_sizes(std::string_view flag, std::string_view text) {
+    std::vector<std::size_t> sizes;
+    for (const std::string& item : split(text)) {
+        const auto dash = item.find('-', 1);
+        if (dash == std::string::npos) {
+            sizes.push_back(parse_size(flag, item));
+            continue;
+        }
+        const std::string_view s(item);
+        const std::size_t lo = parse_size(flag, s.substr(0, dash));
+        const std::size_t hi = parse_size(flag, s.substr(dash + 1));
+        if (lo == 0 || hi < lo)
+            throw usage_error(std::string(flag) + " '" + item +
+                              "' is not a range of sizes from 1 up (e.g. 1-4M)");
+        for (std::size_t b = lo; b <= hi; b *= 2)
+            sizes.push_back(b);
+    }
+    if (sizes.empty())
+        throw usage_error(std::string(flag) + " '" + std::string(text) + "' names no size");
+    return sizes;
+}
+
+// Integral columns (sizes, links, iterations) exactly, measurements with 4
+// significant digits.
+std::string cell(double v) {
+    return number(v, v == std::floor(v) && std::fabs(v) < 1e15 ? 15 : 4);
+}
+
+std::string machine_line(const mb::table& t) {
+    const config& c = t.machine;
+    return fmt::format("d = {} ({} nodes), {}, {} links, link capacity {}", c.dim, 1 << c.dim,
+                       to_string(c.executor), to_string(c.links), c.link_capacity);
+}
+
+void print_text(const bench_command& c, const mb::table& t) {
+    fmt::print("# hcube bench {}: {}\n# {}\n# median of {} samples (min and max beside it), "
+               "each of `iterations` repetitions after a warm-up\n",
+               c.kind, machine_line(t), t.method, c.samples);
+    std::string line = "#";
+    for (const std::string& col : t.columns)
+        line += fmt::format(" {:>14}", col);
+    fmt::print("{}\n", line);
+    for (const auto& row : t.rows) {
+        line = " ";
+        for (const double v : row)
+            line += fmt::format(" {:>14}", cell(v));
+        fmt::print("{}\n", line);
+    }
+}
+
+void print_csv(const mb::table& t) {
+    fmt::print("{}\n", fmt::join(t.columns, ","));
+    for (const auto& row : t.rows) {
+        std::vector<std::string> cells;
+        for (const double v : row)
+            cells.push_back(cell(v));
+        fmt::print("{}\n", fmt::join(cells, ","));
+    }
+}
+
+void print_json(const bench_command& c, const mb::table& t) {
+    json j;
+    j["kind"] = c.kind;
+    j["dim"] = t.machine.dim;
+    j["nodes"] = 1 << t.machine.dim;
+    j["executor"] = std::string(to_string(t.machine.executor));
+    j["links"] = std::string(to_string(t.machine.links));
+    j["link_capacity"] = t.machine.link_capacity;
+    j["samples"] = c.samples;
+    j["window"] = c.window;
+    j["method"] = t.method;
+    j["rows"] = json::array();
+    for (const auto& row : t.rows) {
+        json r;
+        for (std::size_t i = 0; i < row.size(); ++i)
+            r[t.columns[i]] = json_number(std::strtod(cell(row[i]).c_str(), nullptr));
+        j["rows"].push_back(r);
+    }
+    fmt::print("{}\n", json_line(j));
+}
+
+// The plot: the measured median and its limit over the sizes (sizes above 0:
+// the axes are logarithmic); allport one curve per k and the memcpy limit at
+// k = d.
+std::string svg_of(const bench_command& c, const mb::table& t) {
+    const auto col = [&t](std::string_view name) {
+        return std::size_t(std::find(t.columns.begin(), t.columns.end(), name) - t.columns.begin());
+    };
+    const std::size_t size = col("size_bytes"), value = 1 + (t.what == mb::kind::allport);
+    const std::size_t limit = t.what == mb::kind::allport ? col("memcpy_MBps") : 4;
+    const std::size_t links = col("links");
+    const auto curve_of = [&](std::string label, std::size_t y, int k) {
+        plot_curve curve{std::move(label), {}};
+        for (const auto& row : t.rows)
+            if (row[size] > 0 && row[y] > 0 && (k == 0 || int(row[links]) == k))
+                curve.points.push_back({row[size], row[y]});
+        return curve;
+    };
+    std::vector<plot_curve> curves;
+    if (t.what == mb::kind::allport) {
+        for (int k = 1; k <= t.machine.dim; ++k)
+            curves.push_back(
+                curve_of(fmt::format("hcube, {} link{} per node", k, k > 1 ? "s" : ""), value, k));
+        curves.push_back(curve_of(fmt::format("memcpy, {} links' bytes (limit)", t.machine.dim),
+                                  limit, t.machine.dim));
+    } else {
+        const std::string limit_name = t.what == mb::kind::latency ? "floor: spin + memcpy"
+                                       : t.what == mb::kind::rate  ? "raw cache-line stream"
+                                                                   : "memcpy";
+        curves.push_back(curve_of("hcube " + c.kind, value, 0));
+        curves.push_back(curve_of(limit_name + " (limit)", limit, 0));
+    }
+    const std::string y_label = t.what == mb::kind::latency ? "one-way latency (us)"
+                                : t.what == mb::kind::rate  ? "messages per second"
+                                                            : "bandwidth (MB/s)";
+    return log_log_svg(fmt::format("hcube bench {}: {}", c.kind, machine_line(t)),
+                       "message size (bytes)", y_label, curves);
+}
+
+int bench(bench_command& c) {
+    std::vector<std::string> names;
+    for (const mb::kind k : mb::kinds)
+        names.emplace_back(mb::to_string(k));
+    const auto it = std::find(names.begin(), names.end(), c.kind);
+    if (c.kind.empty()) throw usage_error("missing benchmark: " + one_of(names));
+    if (it == names.end()) {
+        std::string what = "KIND '" + c.kind + "' is not " + one_of(names);
+        if (const std::string near = closest(c.kind, names); !near.empty())
+            what += " (did you mean " + near + "?)";
+        throw usage_error(what);
+    }
+    if (c.csv && c.json) throw usage_error("give --csv or --json, not both");
+    if (c.iterations > 0 && c.seconds > 0)
+        throw usage_error("give --iterations or --seconds, not both");
+    mb::setup s;
+    s.what = mb::kinds[it - names.begin()];
+    s.machine = machine_config(c.params);
+    s.sizes = c.sizes.empty() ? mb::default_sizes(s.what) : c.sizes;
+    s.iterations = c.iterations;
+    if (c.seconds > 0) s.seconds = c.seconds;
+    s.samples = c.samples;
+    s.window = c.window;
+    std::ofstream svg; // opened first: a bad path is found before the measurements
+    if (!c.svg.empty()) svg = open_output(c.svg);
+    const mb::table t = mb::run(s);
+    if (!c.svg.empty()) svg << svg_of(c, t);
+    if (c.csv)
+        print_csv(t);
+    else if (c.json)
+        print_json(c, t);
+    else
+        print_text(c, t);
+    return exit_ok;
+}
+
+} // namespace
+
+action add_bench(CLI::App& hcube) {
+    CLI::App& app = *hcube.add_subcommand(
+        "bench", "Microbenchmarks of the links, as the OSU micro-benchmarks measure MPI: one "
+                 "line per message size with the median (min, max) and the limit that bounds "
+                 "it, measured in the same run: latency (ping-pong), bw and bibw (windows of "
+                 "messages one way and both ways), rate (messages per second) and allport "
+                 "(every node driving 1..d links at once).");
+    auto c = std::make_shared<bench_command>();
+    run_params& p = c->params;
+    p.dim = 1;
+    app.add_option("KIND", c->kind, "latency, bw, bibw, rate or allport")->type_name("");
+    add_machine_options(app, p);
+    // Virtual time and the port model are the emulator's; a benchmark
+    // measures wall time on one link (allport: all-port on all of them).
+    for (const char* flag : {"--ts", "--tw", "--ports"})
+        app.remove_option(app.get_option(flag));
+    app.get_option("--dim")->description(
+        "hypercube dimension (default 1: two nodes); latency, bw, bibw and rate use link 0 "
+        "between nodes 0 and 1, allport every link of every node");
+    add_value(
+        app, "--sizes", [c](const std::string& v) { c->sizes = parse_sizes("--sizes", v); },
+        "message sizes in bytes, e.g. 0,64,4K or 1-4M (powers of two); default 0-4M for "
+        "latency (0 and 1..4M), 1-4M for bw, bibw and allport, 1-8K for rate")
+        ->type_name("LIST");
+    add_number(app, "--iterations", c->iterations, 1L, 1L << 30, "an integer in 1..2^30",
+               "repetitions per sample (round trips, windows, exchanges); default: as many as "
+               "fill --seconds")
+        ->type_name("N");
+    add_number(app, "--seconds", c->seconds, 1e-6, 60.0, "a number of seconds in 1e-06..60",
+               "time per size for the samples when --iterations is not given (default 0.1)")
+        ->type_name("S");
+    add_number(app, "--samples", c->samples, 1, 101, "an integer in 1..101",
+               "samples per size, median, min and max taken (default 5)")
+        ->type_name("N");
+    add_number(app, "--window", c->window, 1, 4096, "an integer in 1..4096",
+               "bw, bibw, rate: messages sent back to back per repetition (default 64)")
+        ->type_name("W");
+    app.add_flag("--csv", c->csv, "CSV on stdout: a header of the columns, one line per size");
+    app.add_flag("--json", c->json, "JSON on stdout, one line: the machine, the method, rows");
+    add_value(
+        app, "--svg", [c](const std::string& v) { c->svg = v; },
+        "also write a log-log plot of the medians and their limits to FILE")
+        ->type_name("FILE");
+    app.footer("Times are wall time on a machine that may be shared: compare a line with its "
+               "limit, measured in turns with it, rather than with another run.");
+    return [c] { return bench(*c); };
+}
+
+} // namespace hcube::cli

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# hcube bench in a quick mode (a few tiny sizes, 2 iterations, 2-3 samples):
+# one line per size with every column, the CSV header and cells, the JSON
+# keys, the SVG well-formed with one path per curve, and every usage error.
+# No timing is asserted: speed targets live in bench/.
+# Usage: cli_bench.sh PATH/TO/hcube
+# shellcheck source=../support/cli_common.sh
+source "$(dirname "$0")/../support/cli_common.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp" "$errfile"' EXIT
+quick=(--iterations 2 --samples 2 --window 4)
+
+out=$("$hcube" bench --help) || fail "bench --help: exit status $?"
+expect_line "$out" '^Usage: .*bench' "bench --help usage line"
+expect_line "$out" '--sizes' "bench --help lists --sizes"
+expect_line "$out" '--links' "bench --help lists the machine options"
+
+# check_csv KIND COLUMNS SIZES ROWS ARGS...: `hcube bench KIND --csv` has the
+# header COLUMNS, ROWS lines, sizes in the order SIZES (repeated per k for
+# allport), every cell a number > 0 but the sizes, and 2 iterations.
+check_csv() {
+    local kind=$1 columns=$2 sizes=$3 rows=$4
+    shift 4
+    local csv
+    csv=$("$hcube" bench "$kind" --csv "${quick[@]}" "$@") || {
+        fail "bench $kind --csv: exit status $?"
+        return
+    }
+    printf '%s\n' "$csv" >"$tmp/out.csv"
+    python3 - "$columns" "$sizes" "$rows" "$tmp/out.csv" <<'PY' || fail "bench $kind --csv: $csv"
+import csv, sys
+columns, sizes, rows = sys.argv[1].split(","), sys.argv[2].split(","), int(sys.argv[3])
+lines = list(csv.reader(open(sys.argv[4])))
+assert lines[0] == columns, lines[0]
+assert len(lines) == 1 + rows, len(lines)
+got = [r[columns.index("size_bytes")] for r in lines[1:]]
+assert got == (sizes * rows)[:rows], got
+for r in lines[1:]:
+    assert len(r) == len(columns), r
+    for name, cell in zip(columns, r):
+        v = float(cell)
+        if name == "iterations":
+            assert v == 2, r
+        elif name != "size_bytes":
+            assert v > 0, (name, r)
+PY
+}
+window_columns='size_bytes,bandwidth_MBps,min_MBps,max_MBps,memcpy_MBps,iterations'
+check_csv latency 'size_bytes,latency_us,min_us,max_us,floor_us,iterations' 0,1,64,8192 4 \
+    --sizes 0,1,64,8K
+check_csv bw "$window_columns" 1,4096 2 --sizes 1,4K
+check_csv bibw "$window_columns" 1,2,4,8 4 --sizes 1-8
+# A window larger than the links hold (both ends' sends would wait).
+check_csv bibw "$window_columns" 1,4096 2 --sizes 1,4K --link-capacity 2
+check_csv rate 'size_bytes,rate_per_s,min_per_s,max_per_s,stream_per_s,iterations' 8 1 --sizes 8
+check_csv allport 'links,size_bytes,bandwidth_MBps,min_MBps,max_MBps,rate_per_s,memcpy_MBps,iterations' \
+    1,8192 4 --dim 2 --sizes 1,8K
+# The default link implementation and a given one, and unbuffered links.
+check_csv bw "$window_columns" 64 1 --sizes 64 --links boost
+check_csv latency 'size_bytes,latency_us,min_us,max_us,floor_us,iterations' 64 1 --sizes 64 \
+    --link-capacity 0
+
+# The table: comment lines, then one line per size with its six columns.
+out=$("$hcube" bench latency "${quick[@]}" --sizes 0,2) || fail "bench latency: exit status $?"
+expect_line "$out" '^# hcube bench latency: d = 1 \(2 nodes\), threads, ring links' "machine line"
+expect_line "$out" '^# +size_bytes +latency_us +min_us +max_us +floor_us +iterations$' "header"
+[ "$(grep -vc '^#' <<<"$out")" -eq 2 ] || fail "bench latency: two sizes, lines: $out"
+expect_line "$out" '^ +0( +[0-9.e+-]+){4} +2$' "line of size 0"
+expect_line "$out" '^ +2( +[0-9.e+-]+){4} +2$' "line of size 2"
+
+# JSON: the machine, the method, one row per size with the CSV's columns.
+json=$("$hcube" bench allport --json "${quick[@]}" --dim 2 --sizes 16) ||
+    fail "bench allport --json: exit status $?"
+printf '%s\n' "$json" >"$tmp/out.json"
+python3 - "$tmp/out.json" <<'PY' || fail "bench allport --json: $json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert list(j) == ["kind", "dim", "nodes", "executor", "links", "link_capacity", "samples",
+                   "window", "method", "rows"], list(j)
+assert (j["kind"], j["dim"], j["nodes"], j["samples"]) == ("allport", 2, 4, 2), j
+assert [(r["links"], r["size_bytes"]) for r in j["rows"]] == [(1, 16), (2, 16)], j["rows"]
+assert list(j["rows"][0]) == ["links", "size_bytes", "bandwidth_MBps", "min_MBps", "max_MBps",
+                              "rate_per_s", "memcpy_MBps", "iterations"], j["rows"][0]
+assert all(r["min_MBps"] <= r["bandwidth_MBps"] <= r["max_MBps"] for r in j["rows"]), j
+PY
+
+# SVG: well-formed, one path per curve (hcube and its limit; allport one per
+# k and the limit), labelled axes.
+# check_svg FILE PATHS
+check_svg() {
+    python3 - "$1" "$2" <<'PY' || fail "bench --svg $1"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+paths = root.findall(f".//{ns}path")
+assert len(paths) == int(sys.argv[2]), len(paths)
+assert all(p.get("d").startswith("M") and p.get("d").count("L") >= 1 for p in paths), paths
+texts = [t.text for t in root.iter(f"{ns}text")]
+assert "message size (bytes)" in texts, texts
+PY
+}
+"$hcube" bench latency "${quick[@]}" --sizes 0,1,2,4 --svg "$tmp/latency.svg" >/dev/null ||
+    fail "bench latency --svg: exit status $?"
+check_svg "$tmp/latency.svg" 2
+"$hcube" bench allport "${quick[@]}" --dim 2 --sizes 1,2 --svg "$tmp/allport.svg" >/dev/null ||
+    fail "bench allport --svg: exit status $?"
+check_svg "$tmp/allport.svg" 3
+
+usage_error "hcube bench: missing benchmark: latency, bw, bibw, rate or allport" bench
+usage_error "hcube bench: KIND 'latncy' is not latency, bw, bibw, rate or allport (did you mean latency?)" \
+    bench latncy
+usage_error "--sizes 'x' is not a size in bytes (0..64M, e.g. 0,64,4K or 1-4M)" bench bw --sizes 1,x
+usage_error "--sizes '128M' is out of range" bench bw --sizes 128M
+usage_error "--sizes '4K-1' is not a range of sizes from 1 up" bench bw --sizes 4K-1
+usage_error "--sizes ',' names no size" bench bw --sizes ,
+usage_error "--dim '0' is too small: latency needs two nodes (--dim >= 1)" bench latency --dim 0
+usage_error "--dim '17' is out of range" bench latency --dim 17
+usage_error "--window '0' is out of range" bench bw --window 0
+usage_error "--iterations '0' is out of range" bench bw --iterations 0
+usage_error "--seconds 'soon' is not a number of seconds" bench bw --seconds soon
+usage_error "give --iterations or --seconds, not both" bench bw --iterations 2 --seconds 1
+usage_error "give --csv or --json, not both" bench bw --csv --json
+usage_error "--links 'x' is not ring or boost" bench bw --links x
+usage_error "unknown option '--ts'" bench bw --ts 1
+usage_error "bibw needs buffered links" bench bibw --link-capacity 0 "${quick[@]}" --sizes 1
+usage_error "cannot write $tmp/no/such/dir/plot.svg" bench latency "${quick[@]}" --sizes 1 \
+    --svg "$tmp/no/such/dir/plot.svg"
+usage_error "allport at d = 6 with 67108864-byte messages needs 122880 MiB of buffers (at most 1024 MiB)" \
+    bench allport --dim 6 --sizes 64M
+
+echo "cli_bench: $failures failure(s)"
+[ "$failures" -eq 0 ]
