@@ -236,7 +236,7 @@ void print_ports_side_by_side(std::ostream& os, const std::map<point_key, point_
         double best_virtual = -1, best_wall = -1;
         bool any_all_port = false;
         for (const auto& [algo, f] : algos) {
-            if (f.ports == port_model::all_port) {
+            if (port_policy_of(f.ports).several_links_at_once()) {
                 any_all_port = true;
                 continue;
             }

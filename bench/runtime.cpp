@@ -52,6 +52,7 @@
 
 #include <boost/lockfree/spsc_queue.hpp>
 
+#include <hcube/cli/args.hpp>
 #include <hcube/collectives/allreduce.hpp>
 #include <hcube/driver/microbench.hpp>
 #include <hcube/machine.hpp>
@@ -482,17 +483,13 @@ std::pair<double, double> big_cube_fibers(int d) {
 int main(int argc, char** argv) {
     bool quick = false;
     std::string csv_path;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--quick")
-            quick = true;
-        else if (a == "--csv" && i + 1 < argc)
-            csv_path = argv[++i];
-        else {
-            std::cerr << "usage: bench-runtime [--quick] [--csv FILE]\n";
-            return 2;
-        }
-    }
+    CLI::App app{"Runtime microbenchmarks: every figure next to its limit, every limit computed "
+                 "from a baseline measured in the same run (threads with the ring and with "
+                 "boost's spsc_queue, fibers).",
+                 "bench-runtime"};
+    app.add_flag("--quick", quick, "shorter measurements (fewer iterations and repetitions)");
+    app.add_option("--csv", csv_path, "CSV to FILE, a readable table on stdout");
+    hcube::cli::parse_or_exit(app, argc, argv);
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const int iters = quick ? 2000 : 20000;
     report out;

@@ -90,12 +90,15 @@ executor_facts executor_cost(executor_kind kind, int d, const detail::os_limits&
     const std::uint64_t p = std::uint64_t{1} << d;
     const auto [thread_stack, thread_guard] = default_thread_stack();
     const auto refusal = [&](int dim) {
+        if (dim > max_dim_of(kind))
+            return fmt::format("dimension {} is above the {} limit {}", dim, to_string(kind),
+                               max_dim_of(kind));
         config c;
         c.dim = dim;
         c.executor = kind;
         return detail::os_limit_problems(c, lim);
     };
-    int largest = max_dim;
+    int largest = max_dim_of(kind);
     while (largest > 0 && !refusal(largest).empty())
         --largest;
     executor_facts f{kind, 0, 0, 0, 0, 0, 0, 0, refusal(d), largest};

@@ -14,10 +14,11 @@
 namespace hcube::cli {
 
 void add_machine_options(CLI::App& app, run_params& p) {
-    add_number(
-        app, "--dim", p.dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
-        "hypercube dimension (default 4: 16 nodes), one thread or fiber per node; hcube info --dim "
-        "D says whether a D-cube can start here");
+    add_number(app, "--dim", p.dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
+               fmt::format("hypercube dimension (default 4: 16 nodes), one thread or fiber per "
+                           "node: up to {} with threads, {} with fibers; hcube info --dim D says "
+                           "whether a D-cube can start here",
+                           max_dim_of(executor_kind::threads), max_dim_of(executor_kind::fibers)));
     std::vector<std::string> models;
     for (const port_policy& m : port_policies)
         models.emplace_back(m.option);

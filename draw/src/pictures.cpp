@@ -630,7 +630,7 @@ void write_wait_for_html(const deadlock_error& e, const run_params& p, std::ostr
     page(os, title,
          xml(fmt::format("link capacity {}, {}-port. The wait-for graph of the deadlock report "
                          "(below): follow the arrows to find the cycle.",
-                         p.link_capacity, p.ports == port_model::all_port ? "all" : "single")),
+                         p.link_capacity, port_policy_of(p.ports).option)),
          {wait_for_svg(e, p.dim)}, "<pre>" + xml(e.what()) + "</pre>\n");
 }
 

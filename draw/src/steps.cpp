@@ -542,7 +542,7 @@ algorithm_steps record_steps(run_params p) {
     s.table = g.table;
     s.reduction_table = g.reduction;
     s.title = fmt::format("{} {} on a {}-cube ({} nodes), m = {}, {}-port", p.op, p.algo, p.dim, n,
-                          p.words, p.ports == port_model::all_port ? "all" : "single");
+                          p.words, port_policy_of(p.ports).option);
 
     const std::int64_t total = s.report.steps;
     s.steps.resize(std::size_t(total + 1));

@@ -281,9 +281,13 @@ const algorithm_entry& resolve_algorithm(const run_params& p) {
 }
 
 run_outcome run_algorithm(run_params p) {
-    if (p.dim < 0 || p.dim > max_dim)
-        throw usage_error("dimension " + std::to_string(p.dim) + " is outside 0.." +
-                          std::to_string(max_dim));
+    if (const executor_kind e = detail::resolve_executor(p.executor);
+        p.dim < 0 || p.dim > max_dim_of(e))
+        throw usage_error("--dim " + std::to_string(p.dim) + " is outside 0.." +
+                          std::to_string(max_dim_of(e)) + " with " + std::string(to_string(e)) +
+                          (max_dim_of(e) < max_dim
+                               ? " (--executor fibers goes to " + std::to_string(max_dim) + ")"
+                               : ""));
     const algorithm_entry* e = &resolve_algorithm(p);
     p.algo = e->algo;
     for (const auto& [name, value] : p.options) {

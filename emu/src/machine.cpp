@@ -89,10 +89,12 @@ std::vector<int> detail::usable_cpus() {
 
 namespace {
 
+// `c` with its executor resolved.
 void validate(const config& c) {
-    if (c.dim < 0 || c.dim > max_dim)
+    if (const int top = max_dim_of(c.executor); c.dim < 0 || c.dim > top)
         throw usage_error("machine: dimension " + std::to_string(c.dim) + " is outside 0.." +
-                          std::to_string(max_dim));
+                          std::to_string(top) + " with " + std::string(to_string(c.executor)) +
+                          (top < max_dim ? " (fibers go to " + std::to_string(max_dim) + ")" : ""));
     const auto bad = [](double x) { return !(x >= 0) || std::isinf(x); };
     if (bad(c.cost.t_s) || bad(c.cost.t_w))
         throw usage_error("machine: cost model t_s = " + std::to_string(c.cost.t_s) +
@@ -314,8 +316,8 @@ void machine_state::cancel(int failed_node) noexcept {
 
 machine::machine(config cfg)
     : state_(std::make_unique<machine_state>()) {
-    validate(cfg);
     cfg.executor = resolve_executor(cfg.executor);
+    validate(cfg);
     const os_limits lim = read_os_limits();
     if (const std::string why = os_limit_problems(cfg, lim); !why.empty()) throw error(why);
     machine_state& m = *state_;

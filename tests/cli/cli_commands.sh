@@ -28,7 +28,7 @@ done
 
 usage_error "hcube: unknown command 'rnu' (did you mean run?)" rnu
 usage_error "hcube info: unknown option '--jsn' (did you mean --json?)" info --dim 2 --jsn
-usage_error "hcube info: --dim 'x' is not an integer in 0..16" info --dim x
+usage_error "hcube info: --dim 'x' is not an integer in 0..18" info --dim x
 usage_error "hcube info: --dim needs a value" info --dim
 usage_error "hcube info: --dim given twice" info --dim 2 --dim 3
 usage_error "hcube info: unexpected argument 'extra'" info --dim 2 extra

@@ -289,8 +289,20 @@ TEST_CASE("exchange_all is refused under single-port and with a dimension given 
 }
 
 TEST_CASE("machine configuration errors") {
-    CHECK_THROWS_WITH_AS(machine(cfg(-1)), "machine: dimension -1 is outside 0..16", usage_error);
-    CHECK_THROWS_WITH_AS(machine(cfg(17)), "machine: dimension 17 is outside 0..16", usage_error);
+    // Each executor's limit, whatever HCUBE_EXECUTOR says.
+    const auto on = [](int dim, executor_kind e) {
+        config c = cfg(dim);
+        c.executor = e;
+        return c;
+    };
+    CHECK_THROWS_WITH_AS(machine(on(-1, executor_kind::threads)),
+                         "machine: dimension -1 is outside 0..16 with threads (fibers go to 18)",
+                         usage_error);
+    CHECK_THROWS_WITH_AS(machine(on(17, executor_kind::threads)),
+                         "machine: dimension 17 is outside 0..16 with threads (fibers go to 18)",
+                         usage_error);
+    CHECK_THROWS_WITH_AS(machine(on(19, executor_kind::fibers)),
+                         "machine: dimension 19 is outside 0..18 with fibers", usage_error);
     CHECK_THROWS_AS(machine(cfg(1, port_model::single_port, -1, 0)), usage_error);
     machine m(cfg(1));
     CHECK_THROWS_AS(m.set_cost({1, std::numeric_limits<double>::infinity(), 0}), usage_error);

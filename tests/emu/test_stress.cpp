@@ -150,7 +150,7 @@ TEST_CASE("random exchange patterns on a 6-cube: no loss, duplication or reorder
                         expect(j, me.recv<std::uint32_t>(j));
                     break;
                 default:
-                    if (ports == port_model::all_port) { // all links at once
+                    if (port_policy_of(ports).several_links_at_once()) {
                         std::vector<std::vector<std::uint32_t>> out(d), in(d);
                         std::vector<transfer<std::uint32_t>> ops;
                         for (int j : plan.order) {

@@ -58,6 +58,8 @@ if [ "$max_map" -lt 65536 ] && [ "$max_map" -gt 0 ]; then
     expect_line "$out15" '^can start here +threads no: .*vm\.max_map_count.*; fibers yes$' "15-cube refused with threads"
     expect_line "$out15" '^largest D here +1[0-4] with threads, 1[6-9] with fibers ' "largest dimension below 15 with threads"
     expect_line "$out15" '^ +mappings 65536 .*: too many; threads stop at d = 1[0-4] here$' "threads' mappings too many"
+    out17=$("$hcube" info --dim 17) || fail "info --dim 17 exited with $?"
+    expect_line "$out17" '^can start here +threads no: dimension 17 is above the threads limit 16; fibers yes$' "17-cube: threads' limit"
     out16=$("$hcube" info --dim 16) || fail "info --dim 16 exited with $?"
     expect_line "$out16" '^ +guards   guard pages under [0-9]+ of the 65536 stacks .*; the other [0-9]+ get a 16\.0 KiB red zone' "red zones at d = 16"
 fi
@@ -70,9 +72,9 @@ grep -Eq '^ *16 +' <<<"$big" && fail "info --dim 7 printed row 16"
 # Bad input: status 2 (as for run and list), nothing on stdout, exactly one
 # line on stderr naming the value.
 bad() { usage_error "hcube info: $1" info "${@:2}"; }
-bad "--dim '99' is out of range (expected an integer in 0..16)" --dim 99
-bad "--dim '-1' is out of range (expected an integer in 0..16)" --dim -1
-bad "--dim 'three' is not an integer in 0..16" --dim three
+bad "--dim '99' is out of range (expected an integer in 0..18)" --dim 99
+bad "--dim '-1' is out of range (expected an integer in 0..18)" --dim -1
+bad "--dim 'three' is not an integer in 0..18" --dim three
 bad "--dim needs a value" --dim
 bad "missing --dim D" --json
 bad "unknown option '--size'" --dim 3 --size 4

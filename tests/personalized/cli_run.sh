@@ -152,8 +152,12 @@ bad broadcast --ts 1e308 "t_s = 1e+308, t_w = 0 make the formula time of broadca
 bad broadcast --algo binomial --ts 1e308 "t_s = 1e+308, t_w = 0 make the formula time of broadcast binomial inf"
 # Refused before allocating, with the estimate (allgather: 2 p^2 m elements).
 bad allgather --words 99999999999 "allgather hypercube with m = 99999999999 on 16 nodes needs about 186.3 TiB (2 p^2 m elements of 4 bytes"
-bad alltoall --dim x "--dim 'x' is not an integer in 0..16"
+bad alltoall --dim x "--dim 'x' is not an integer in 0..18"
 bad alltoall --dim 99 "--dim '99' is out of range"
+# Threads stop at d = 16, fibers at 18 (whichever way threads were chosen).
+bad allreduce --dim 17 "--dim 17 is outside 0..16 with threads (--executor fibers goes to 18)"
+HCUBE_EXECUTOR=fibers bad allreduce --dim 17 --executor threads "--dim 17 is outside 0..16 with threads"
+bad allreduce --dim 19 --executor fibers "--dim '19' is out of range (expected an integer in 0..18)"
 bad alltoall --words -3 "--words '-3' is not a non-negative integer"
 bad alltoall --words 2.5 "--words '2.5' is not a non-negative integer"
 bad alltoall --ts -1 "--ts '-1' is out of range"

@@ -12,15 +12,16 @@ namespace hcube {
 
 class node;
 
-// Largest dimension a machine accepts: 2^16 node threads is already far past
-// what a laptop schedules well; 12 (4096 threads) is the tested ceiling.
-// Each node is an OS thread with its own stack (two memory mappings: the stack
-// and its guard page) and thread id, so the machine also refuses, before
-// starting any thread, a dimension the system's limits cannot take
-// (vm.max_map_count, kernel.pid_max, kernel.threads-max, RLIMIT_NPROC) and
-// says which limit and how to raise it. With Linux defaults (max_map_count
-// 65530, pid_max 32768) that is d >= 15.
-inline constexpr int max_dim = 16;
+// Largest dimension a machine accepts, with any executor (max_dim_of gives
+// each one's). With threads 2^16 node threads is already far past what a
+// laptop schedules well; 12 (4096 threads) is the tested ceiling. Each node is
+// then an OS thread with its own stack (two memory mappings: the stack and its
+// guard page) and thread id, so the machine also refuses, before starting any
+// thread, a dimension the system's limits cannot take (vm.max_map_count,
+// kernel.pid_max, kernel.threads-max, RLIMIT_NPROC) and says which limit and
+// how to raise it. With Linux defaults (max_map_count 65530, pid_max 32768)
+// that is d >= 15. Fibers go further (docs/runtime.md: d = 17 and 18 measured).
+inline constexpr int max_dim = 18;
 
 // Largest config::link_capacity. A link's ring is allocated (and touched) when
 // the machine is built, one 64-byte slot per message, on each of the p d
@@ -89,6 +90,11 @@ enum class executor_kind {
 };
 
 std::string_view to_string(executor_kind e) noexcept;
+
+// Largest dimension with executor e (resolved: automatic counts as threads).
+constexpr int max_dim_of(executor_kind e) noexcept {
+    return e == executor_kind::fibers ? max_dim : 16;
+}
 
 // Default config::stack_bytes: a fiber's stack. Address space only: a node's
 // stack costs memory as far as its program touches it (about 8-16 KiB for the
