@@ -194,7 +194,23 @@ const catalog& builtin_catalog() {
     return c;
 }
 
+namespace {
+
+// --dim within what the chosen executor runs, in the options' words.
+void check_dim(const run_params& p) {
+    const executor_kind e = detail::resolve_executor(p.executor);
+    if (p.dim < 0 || p.dim > max_dim_of(e))
+        throw usage_error("--dim " + std::to_string(p.dim) + " is outside 0.." +
+                          std::to_string(max_dim_of(e)) + " with " + std::string(to_string(e)) +
+                          (max_dim_of(e) < max_dim
+                               ? " (--executor fibers goes to " + std::to_string(max_dim) + ")"
+                               : ""));
+}
+
+} // namespace
+
 config machine_config(const run_params& p) {
+    check_dim(p);
     config c;
     c.dim = p.dim;
     c.ports = p.ports;
@@ -281,13 +297,7 @@ const algorithm_entry& resolve_algorithm(const run_params& p) {
 }
 
 run_outcome run_algorithm(run_params p) {
-    if (const executor_kind e = detail::resolve_executor(p.executor);
-        p.dim < 0 || p.dim > max_dim_of(e))
-        throw usage_error("--dim " + std::to_string(p.dim) + " is outside 0.." +
-                          std::to_string(max_dim_of(e)) + " with " + std::string(to_string(e)) +
-                          (max_dim_of(e) < max_dim
-                               ? " (--executor fibers goes to " + std::to_string(max_dim) + ")"
-                               : ""));
+    check_dim(p);
     const algorithm_entry* e = &resolve_algorithm(p);
     p.algo = e->algo;
     for (const auto& [name, value] : p.options) {

@@ -114,7 +114,8 @@ usage_error "--sizes '128M' is out of range" bench bw --sizes 128M
 usage_error "--sizes '4K-1' is not a range of sizes from 1 up" bench bw --sizes 4K-1
 usage_error "--sizes ',' names no size" bench bw --sizes ,
 usage_error "--dim '0' is too small: latency needs two nodes (--dim >= 1)" bench latency --dim 0
-usage_error "--dim '17' is out of range" bench latency --dim 17
+usage_error "--dim 17 is outside 0..16 with threads (--executor fibers goes to 18)" bench latency --dim 17 --executor threads
+usage_error "--dim '19' is out of range" bench latency --dim 19
 usage_error "--window '0' is out of range" bench bw --window 0
 usage_error "--iterations '0' is out of range" bench bw --iterations 0
 usage_error "--seconds 'soon' is not a number of seconds" bench bw --seconds soon

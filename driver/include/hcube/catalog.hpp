@@ -131,8 +131,10 @@ algorithm_entry entry_of(const algorithm_record& r);
 const catalog& builtin_catalog();
 
 // A machine configured for `p` (dim, ports, cost, links, executor). Throws
-// usage_error when p gives workers or stack_bytes and the executor resolves
-// to threads (each node is then its own OS thread with the system's stack).
+// usage_error when the dimension is beyond what the executor runs
+// (max_dim_of), or when p gives workers or stack_bytes and the executor
+// resolves to threads (each node is then its own OS thread with the system's
+// stack).
 config machine_config(const run_params& p);
 
 // The entry's exact form for `p` (nullopt: `formula` itself is exact).
