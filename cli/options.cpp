@@ -13,6 +13,21 @@
 
 namespace hcube::cli {
 
+namespace {
+
+// A choice among the values of an enum, named by to_string.
+template <class E, std::size_t N>
+void add_enum_choice(CLI::App& app, const std::string& flag, std::array<E, N> values, E& target,
+                     const std::string& help) {
+    std::vector<std::string> names;
+    for (const E v : values)
+        names.emplace_back(to_string(v));
+    add_choice(
+        app, flag, names, [&target, values](std::size_t i) { target = values[i]; }, help);
+}
+
+} // namespace
+
 void add_machine_options(CLI::App& app, run_params& p) {
     add_number(app, "--dim", p.dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
                fmt::format("hypercube dimension (default 4: 16 nodes), one thread or fiber per "
@@ -36,25 +51,15 @@ void add_machine_options(CLI::App& app, run_params& p) {
                "an integer in 0.." + std::to_string(max_link_capacity),
                "messages a link buffers (default 16); 0 makes every send synchronous, which "
                "deadlocks the algorithms that need buffered links (hcube list marks them)");
-    constexpr std::array link_impls{link_impl::ring, link_impl::boost_spsc};
-    std::vector<std::string> link_names;
-    for (const link_impl l : link_impls)
-        link_names.emplace_back(to_string(l));
-    add_choice(
-        app, "--links", link_names, [&p, link_impls](std::size_t i) { p.links = link_impls[i]; },
-        "link implementation: ring (hcube's own, the default) or boost (Boost.Lockfree's "
-        "spsc_queue); without it, HCUBE_LINKS if set. Results and virtual times are the same, "
-        "wall time differs");
-    constexpr std::array executors{executor_kind::threads, executor_kind::fibers};
-    std::vector<std::string> executor_names;
-    for (const executor_kind e : executors)
-        executor_names.emplace_back(to_string(e));
-    add_choice(
-        app, "--executor", executor_names,
-        [&p, executors](std::size_t i) { p.executor = executors[i]; },
-        "what runs the nodes: threads (every node its own OS thread, the default) or fibers "
-        "(user-level contexts on a few worker threads: many nodes, fast); without it, "
-        "HCUBE_EXECUTOR if set. Results and virtual times are the same");
+    add_enum_choice(app, "--links", std::array{link_impl::ring, link_impl::boost_spsc}, p.links,
+                    "link implementation: ring (hcube's own, the default) or boost "
+                    "(Boost.Lockfree's spsc_queue); without it, HCUBE_LINKS if set. Results and "
+                    "virtual times are the same, wall time differs");
+    add_enum_choice(app, "--executor", std::array{executor_kind::threads, executor_kind::fibers},
+                    p.executor,
+                    "what runs the nodes: threads (every node its own OS thread, the default) or "
+                    "fibers (user-level contexts on a few worker threads: many nodes, fast); "
+                    "without it, HCUBE_EXECUTOR if set. Results and virtual times are the same");
     add_number(app, "--workers", p.workers, 1, max_workers,
                "an integer in 1.." + std::to_string(max_workers),
                "fibers only: worker OS threads that run the nodes (default: one per usable CPU, "
