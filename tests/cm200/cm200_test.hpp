@@ -11,6 +11,7 @@
 #include <hcube/collectives/cm200.hpp>
 #include <hcube/machine.hpp>
 
+#include "sanitizers.hpp"
 #include "test_support.hpp"
 
 namespace hcube::test {

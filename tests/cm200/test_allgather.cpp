@@ -49,7 +49,7 @@ node_order ix_order(index_mode ix) {
 } // namespace
 
 TEST_CASE("allgather: every algorithm, order and index option equals the serial reference") {
-    for (int d = 0; d <= 8; ++d) {
+    for (int d = 0; d <= test::sweep_dim(8); ++d) {
         machine mach(cfg(d, port_model::all_port));
         // Large machines take fewer cases (about 3.5 us per message on 2 cores).
         const std::size_t largest = d <= 5 ? 1000 : d <= 6 ? 64 : d == 7 ? 8 : 9;

@@ -37,7 +37,7 @@ void check_against_reference(machine& mach, std::size_t total, rs_algo a, cm200:
 
 TEST_CASE("reduce-scatter: every algorithm and order equals the serial reference, plus and "
           "matrix product") {
-    for (int d = 0; d <= 8; ++d) {
+    for (int d = 0; d <= test::sweep_dim(8); ++d) {
         machine mach(cfg(d, port_model::all_port));
         const std::size_t n = std::size_t(1) << d;
         // Block sizes B (M = N B); large machines take fewer cases.
