@@ -43,6 +43,7 @@ run_outcome run_aspc(machine& m, const run_params& p, const algorithm_record& re
         std::string mismatch;
         std::vector<T> want_plus(nw), want_minus(nw);
         for (node_id i = 0; i < P && mismatch.empty(); ++i) {
+            if (!m.is_local(int(hs::physical_of(i)))) continue; // over MPI: this rank's nodes
             for (int j = 0; j < n; ++j)
                 for (std::size_t k = 0; k < w; ++k) {
                     want_plus[j * w + k] = aspc_value<T>((i - (node_id{1} << j)) % P, j, w, k);

@@ -71,6 +71,7 @@ run_outcome run_allgather(machine& mc, const run_params& p, cm200::allgather_alg
     std::string mismatch;
     std::vector<T> layout(want.size());
     for (int v = 0; v < n && mismatch.empty(); ++v) {
+        if (!mc.is_local(v)) continue; // over MPI: this rank's nodes
         if (o.index != cm200::index_mode::arrival) {
             mismatch = first_mismatch<T>(v, out[std::size_t(v)], want);
             continue;
@@ -102,6 +103,7 @@ run_outcome run_reduce_scatter(machine& mc, const run_params& p, cm200::reduce_s
     });
     std::string mismatch;
     for (int v = 0; v < n && mismatch.empty(); ++v) {
+        if (!mc.is_local(v)) continue; // over MPI: this rank's nodes
         const std::size_t base = cm200::rank_of(node_id(v), o.order) * m;
         std::vector<T> want(m, T(0));
         for (int k = 0; k < n; ++k)

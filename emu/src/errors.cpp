@@ -12,6 +12,18 @@
 
 namespace hcube {
 
+std::string_view to_string(backend_kind b) noexcept {
+    switch (b) {
+    case backend_kind::in_process:
+        return "in-process";
+    case backend_kind::mpi:
+        return "mpi";
+    case backend_kind::automatic:
+        break;
+    }
+    return "automatic";
+}
+
 std::string_view to_string(executor_kind e) noexcept {
     switch (e) {
     case executor_kind::threads:

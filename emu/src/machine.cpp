@@ -238,6 +238,20 @@ executor_kind detail::resolve_executor(executor_kind e) {
                             "threads or fibers");
 }
 
+namespace {
+
+backend_kind resolve_backend(backend_kind b) {
+    const auto parse = [](std::string_view v) -> std::optional<backend_kind> {
+        for (const backend_kind k : {backend_kind::in_process, backend_kind::mpi})
+            if (v == to_string(k)) return k;
+        return std::nullopt;
+    };
+    return from_environment(b, "HCUBE_BACKEND", backend_kind::in_process, parse, "backend",
+                            "in-process or mpi");
+}
+
+} // namespace
+
 detail::os_limits detail::read_os_limits() {
     os_limits lim;
     lim.max_map_count = number_in(file_text("/proc/sys/vm/max_map_count"));
@@ -331,6 +345,7 @@ machine::machine(config cfg)
     m.with_links(
         [&]<class L>(std::type_identity<L>) { m.links.build<L>(std::size_t(m.p) * d, capacity); });
     m.nodes = std::make_unique<node_state[]>(m.p);
+    m.local_end = m.p;
     const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
@@ -344,6 +359,14 @@ machine::machine(config cfg)
         });
     }
 
+    m.cfg.backend = resolve_backend(cfg.backend);
+    if (m.cfg.backend == backend_kind::mpi) {
+        if (cfg.trace) throw usage_error("trace: not available with the mpi backend yet");
+        if (cfg.executor == executor_kind::fibers)
+            throw usage_error("the mpi backend runs a rank's nodes as threads; fibers over MPI "
+                              "are not available yet");
+        m.net = make_mpi_remote(m);
+    }
     if (cfg.executor == executor_kind::fibers) {
         const int cpus = int(usable_cpus().size());
         m.cfg.workers = std::min(cfg.workers ? cfg.workers : cpus, m.p);
@@ -365,6 +388,18 @@ const config& machine::cfg() const noexcept {
     return state_->cfg;
 }
 
+int machine::rank() const noexcept {
+    return state_->net ? state_->net->rank() : 0;
+}
+
+int machine::ranks() const noexcept {
+    return state_->net ? state_->net->ranks() : 1;
+}
+
+bool machine::is_local(int node) const noexcept {
+    return node >= state_->local_begin && node < state_->local_end;
+}
+
 void machine::set_cost(cost_model c) {
     config next = state_->cfg;
     next.cost = c;
@@ -382,6 +417,7 @@ void machine::set_ports(port_model p) {
 }
 
 void machine::set_trace(bool on) {
+    if (on && state_->net) throw usage_error("trace: not available with the mpi backend yet");
     state_->cfg.trace = on;
 }
 
@@ -444,7 +480,7 @@ std::vector<blocked_wait> blocked_nodes(machine_state& m, std::vector<std::uint6
                                         bool& all_blocked) {
     std::vector<blocked_wait> waits;
     all_blocked = true;
-    for (int i = 0; i < m.p; ++i) {
+    for (int i = m.local_begin; i < m.local_end; ++i) {
         const node_state& s = m.nodes[i];
         if (s.done.load(std::memory_order_acquire)) {
             epochs[i] = 0;
@@ -496,6 +532,135 @@ void collect_trace(const machine_state& m, run_report& r,
 
 } // namespace
 
+namespace {
+
+// Samples the local nodes on watchdog ticks: blocked() says for how long
+// every unfinished one has stayed parked on the same wait (same epochs, bells
+// unrung); zero while any moves.
+class block_sampler {
+public:
+    explicit block_sampler(machine_state& m, std::chrono::steady_clock::time_point t0)
+        : m_(m)
+        , epochs_(std::size_t(m.p))
+        , since_(t0) {}
+
+    std::chrono::steady_clock::duration blocked(std::vector<blocked_wait>& waits) {
+        bool all_blocked = false;
+        waits = blocked_nodes(m_, epochs_, all_blocked);
+        const auto now = std::chrono::steady_clock::now();
+        if (!all_blocked || waits.empty() || epochs_ != stable_) {
+            stable_ = all_blocked ? epochs_ : std::vector<std::uint64_t>{};
+            since_ = now;
+        }
+        return now - since_;
+    }
+    void moved() { stable_.clear(); }
+
+    // The waits, each with what it waits for and the messages it holds.
+    std::vector<blocked_wait> described(std::vector<blocked_wait> waits) const {
+        for (auto& w : waits) {
+            const wait_info& info = m_.nodes[w.node].waiting_for;
+            w.what = describe(m_.cfg.dim, info) + pending_messages(m_, w.node);
+            w.dim = info.dim;
+            w.peer = info.peer;
+        }
+        return waits;
+    }
+
+private:
+    machine_state& m_;
+    std::vector<std::uint64_t> epochs_, stable_;
+    std::chrono::steady_clock::time_point since_;
+};
+
+// Waits for the nodes of an in-process run; a deadlock is declared (and the
+// run cancelled) when every unfinished node stayed blocked for the grace
+// period. Returns its waits.
+std::vector<blocked_wait> wait_in_process(machine_state& m,
+                                          std::chrono::steady_clock::time_point t0) {
+    block_sampler sampler(m, t0);
+    std::vector<blocked_wait> deadlock;
+    // Short runs end without a sleep and a wake-up: with a core to spare the
+    // caller spins a moment first, otherwise it polls with yields a moment.
+    for (int i = 0; m.spin && i < caller_spin_rounds && !m.finished.load(std::memory_order_acquire);
+         ++i)
+        cpu_relax();
+    for (const auto until = t0 + caller_poll; !m.spin &&
+                                              !m.finished.load(std::memory_order_acquire) &&
+                                              std::chrono::steady_clock::now() < until;)
+        std::this_thread::yield();
+    while (m.finished.load(std::memory_order_acquire) == 0) {
+        if (futex_wait_for(m.finished, 0, watchdog_tick) ||
+            m.cancelled.load(std::memory_order_acquire))
+            continue;
+        std::vector<blocked_wait> waits;
+        if (sampler.blocked(waits) < m.cfg.deadlock_grace) continue;
+        deadlock = sampler.described(std::move(waits));
+        m.cancel(deadlock_marker);
+    }
+    return deadlock;
+}
+
+// The failures of a cancelled run, in node order: which node cancelled it
+// first depends on the scheduler, the set does not.
+std::vector<node_failure> failures_of(machine_state& m) {
+    std::vector<node_failure> failures;
+    for (int i = m.local_begin; i < m.local_end; ++i) {
+        const std::exception_ptr& original = m.nodes[i].error;
+        if (!original) continue;
+        std::string what = "unknown exception";
+        try {
+            std::rethrow_exception(original);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        failures.push_back({i, what, original});
+    }
+    return failures;
+}
+
+// Waits for this rank's nodes while the caller moves messages between ranks
+// (remote.hpp), then for the ranks it shares links with. What other ranks
+// cannot see ends the job: a node that threw, and nodes that all stayed
+// blocked with nothing moving for config::mpi_quiet_limit.
+std::vector<blocked_wait> wait_over_network(machine_state& m,
+                                            std::chrono::steady_clock::time_point t0) {
+    block_sampler sampler(m, t0);
+    auto tick = t0;
+    for (idle_backoff idle; m.finished.load(std::memory_order_acquire) == 0;) {
+        if (m.net->progress()) {
+            idle.reset();
+            sampler.moved();
+            continue;
+        }
+        idle.pause();
+        if (const auto now = std::chrono::steady_clock::now(); now - tick >= watchdog_tick) {
+            tick = now;
+            std::vector<blocked_wait> waits;
+            if (m.cancelled.load(std::memory_order_acquire) ||
+                sampler.blocked(waits) < m.cfg.mpi_quiet_limit)
+                continue;
+            std::string why = "every node of this rank stayed blocked for " +
+                              std::to_string(m.cfg.mpi_quiet_limit.count()) +
+                              " ms with no message moving (config::mpi_quiet_limit); a deadlock "
+                              "across ranks?";
+            for (const auto& w : sampler.described(std::move(waits)))
+                why += "\n  node " + std::to_string(w.node) + ": " + w.what;
+            m.net->abort(why);
+        }
+    }
+    if (m.cancelled.load(std::memory_order_acquire)) {
+        std::string why = "the run failed";
+        for (const auto& f : failures_of(m))
+            why += "\n  node " + std::to_string(f.node) + ": " + f.what;
+        m.net->abort(why);
+    }
+    return {};
+}
+
+} // namespace
+
 run_report machine::run(const std::function<void(node&)>& program) {
     if (inside_node_program) throw usage_error("machine::run called from inside a node program");
     machine_state& m = *state_;
@@ -516,53 +681,19 @@ run_report machine::run(const std::function<void(node&)>& program) {
         s.done.store(false, std::memory_order_relaxed);
     }
     m.routes.reset(m.p, m.cfg.dim, m.cfg.trace);
-    m.active.store(m.p, std::memory_order_relaxed);
+    const int local = m.local_end - m.local_begin;
+    m.active.store(local, std::memory_order_relaxed);
     m.cancelled.store(false, std::memory_order_relaxed);
     m.first_failure.store(-1, std::memory_order_relaxed);
-    m.remaining.store(m.p, std::memory_order_relaxed);
+    m.remaining.store(local, std::memory_order_relaxed);
     m.finished.store(0, std::memory_order_relaxed);
     m.program = &program;
 
     const auto t0 = std::chrono::steady_clock::now();
     m.exec->launch();
 
-    // Wait for the nodes, sampling for deadlock on every tick: a deadlock is
-    // declared when every unfinished node stayed parked on the same wait (same
-    // epochs, bells unrung) for the whole grace period.
-    std::vector<std::uint64_t> epochs(m.p), stable_epochs;
-    auto stable_since = t0;
-    std::vector<blocked_wait> deadlock;
-    // Short runs end without a sleep and a wake-up: with a core to spare the
-    // caller spins a moment first, otherwise it polls with yields a moment.
-    for (int i = 0; m.spin && i < caller_spin_rounds && !m.finished.load(std::memory_order_acquire);
-         ++i)
-        cpu_relax();
-    for (const auto until = t0 + caller_poll; !m.spin &&
-                                              !m.finished.load(std::memory_order_acquire) &&
-                                              std::chrono::steady_clock::now() < until;)
-        std::this_thread::yield();
-    while (m.finished.load(std::memory_order_acquire) == 0) {
-        if (!futex_wait_for(m.finished, 0, watchdog_tick)) {
-            if (m.cancelled.load(std::memory_order_acquire)) continue;
-            bool all_blocked = false;
-            auto waits = blocked_nodes(m, epochs, all_blocked);
-            const auto now = std::chrono::steady_clock::now();
-            if (!all_blocked || waits.empty() || epochs != stable_epochs) {
-                stable_epochs = all_blocked ? epochs : std::vector<std::uint64_t>{};
-                stable_since = now;
-                continue;
-            }
-            if (now - stable_since < m.cfg.deadlock_grace) continue;
-            for (auto& w : waits) {
-                const wait_info& info = m.nodes[w.node].waiting_for;
-                w.what = describe(m.cfg.dim, info) + pending_messages(m, w.node);
-                w.dim = info.dim;
-                w.peer = info.peer;
-            }
-            deadlock = std::move(waits);
-            m.cancel(deadlock_marker);
-        }
-    }
+    std::vector<blocked_wait> deadlock = m.net ? wait_over_network(m, t0) : wait_in_process(m, t0);
+    const std::uint64_t arrived_late = m.net ? m.net->finish() : 0;
     const auto t1 = std::chrono::steady_clock::now();
     m.program = nullptr;
 
@@ -570,26 +701,13 @@ run_report machine::run(const std::function<void(node&)>& program) {
         drain(m);
         const int failed = m.first_failure.load(std::memory_order_acquire);
         if (failed == deadlock_marker) throw deadlock_error(std::move(deadlock));
-        // Every node that threw, in node order: which of them cancelled the
-        // run first depends on the scheduler, the set does not.
-        std::vector<node_failure> failures;
-        for (int i = 0; i < m.p; ++i) {
-            const std::exception_ptr& original = m.nodes[i].error;
-            if (!original) continue;
-            std::string what = "unknown exception";
-            try {
-                std::rethrow_exception(original);
-            } catch (const std::exception& e) {
-                what = e.what();
-            } catch (...) {
-            }
-            failures.push_back({i, what, original});
-        }
+        std::vector<node_failure> failures = failures_of(m);
         if (failures.empty())
             failures.push_back({failed, "cancelled while a rendezvous send was outstanding", {}});
         throw run_error(std::move(failures));
     }
-    if (const auto left = drain(m); !left.empty()) throw error(undelivered_message(left));
+    const auto left = drain(m);
+    if (!left.empty() && !m.net) throw error(undelivered_message(left));
 
     run_report r;
     r.dim = m.cfg.dim;
@@ -597,27 +715,48 @@ run_report machine::run(const std::function<void(node&)>& program) {
     r.cost = m.cfg.cost;
     r.executor = m.cfg.executor;
     r.link_implementation = m.cfg.links;
+    r.backend = m.cfg.backend;
+    r.ranks = m.net ? m.net->ranks() : 1;
     r.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
     r.node_time.resize(m.p);
     r.node_steps.resize(m.p);
     r.links.resize(std::size_t(m.p) * m.cfg.dim);
-    for (int i = 0; i < m.p; ++i) {
+    for (int i = m.local_begin; i < m.local_end; ++i) {
         const node_state& s = m.nodes[i];
         vclock end = s.clock;
         for (const vclock& port : s.send_port)
             end = max(end, port);
         r.node_time[i] = end.time;
         r.node_steps[i] = end.steps;
-        r.virtual_time = std::max(r.virtual_time, end.time);
-        r.steps = std::max(r.steps, end.steps);
         for (int k = 0; k < m.cfg.dim; ++k) {
             link_stats& l = r.links[std::size_t(i) * m.cfg.dim + k];
             const link_stats& routed = m.routes.traffic()[std::size_t(i) * m.cfg.dim + k];
             l.messages = s.sent[k].messages + routed.messages;
             l.bytes = s.sent[k].bytes + routed.bytes;
-            r.messages += l.messages;
-            r.bytes += l.bytes;
         }
+    }
+    if (m.net) { // every rank gets the whole machine's report, or the same error
+        std::uint64_t here = arrived_late;
+        for (const auto& u : left)
+            here += u.messages;
+        const std::uint64_t everywhere = m.net->combine(r, here);
+        if (here)
+            throw error(undelivered_message(left) +
+                        (arrived_late ? "\n  and " + std::to_string(arrived_late) +
+                                            " more from other ranks to finished nodes"
+                                      : ""));
+        if (everywhere)
+            throw error("run ended with " + std::to_string(everywhere) +
+                        " undelivered messages on other ranks (every message sent must be "
+                        "received); their ranks list them");
+    }
+    for (int i = 0; i < m.p; ++i) {
+        r.virtual_time = std::max(r.virtual_time, r.node_time[i]);
+        r.steps = std::max(r.steps, r.node_steps[i]);
+    }
+    for (const link_stats& l : r.links) {
+        r.messages += l.messages;
+        r.bytes += l.bytes;
     }
     for (const auto& fix : m.routes.trace_fixes())
         m.nodes[fix.node].trace[fix.index].arrival = fix.arrival;

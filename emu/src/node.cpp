@@ -611,6 +611,7 @@ void node::send_routed_bytes(int dest, bytes_view out) {
         fail(id_, "send_routed to node " + std::to_string(dest) + ", outside 0.." +
                       std::to_string(p - 1));
     if (dest == id_) fail(id_, "send_routed to itself; routed messages go to other nodes");
+    if (m.net) fail(id_, "send_routed: not available with the mpi backend yet");
 
     const vclock dur = m.message_duration(out.bytes, out.elem);
     vclock& port = s_->send_port[m.port_index(std::countr_zero(unsigned(id_ ^ dest)))];
@@ -659,6 +660,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
     if (source < 0 || source >= p || source == id)
         fail(id, "recv_routed from node " + std::to_string(source) +
                      (source == id ? ", itself" : ", outside 0.." + std::to_string(p - 1)));
+    if (m.net) fail(id, "recv_routed: not available with the mpi backend yet");
     const auto front = [&]() -> const routed_message* {
         std::lock_guard lock(s.routed_mu);
         return s.routed_in.front(source);

@@ -35,6 +35,7 @@
 
 #include "executor.hpp"
 #include "links/link.hpp"
+#include "remote.hpp"
 #include "router.hpp"
 
 namespace hcube::detail {
@@ -261,6 +262,10 @@ struct machine_state {
     link_table links; // of the implementation cfg.links names (resolved)
     std::unique_ptr<node_state[]> nodes;
     router routes;
+    // The nodes this process runs: all of them, or with the MPI backend this
+    // rank's subcube; `net` carries the links to the others (remote.hpp).
+    int local_begin = 0, local_end = 1;
+    std::unique_ptr<remote> net;
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
     // wake). The node that brings it to 0 checks whether the whole machine is
     // parked (router.hpp: force).

@@ -25,20 +25,24 @@ public:
     explicit thread_executor(machine_state& m)
         : m_(m) {
         const std::vector<int> cpus = usable_cpus();
-        spin_ = std::size_t(m.p) <= cpus.size();
+        const auto nodes = std::size_t(m.local_end - m.local_begin); // this process's
+        // Over MPI the ranks' nodes and pollers share the cores with each
+        // other: no spinning (docs/mpi.md).
+        spin_ = nodes <= cpus.size() && !m.net;
         // Poll for the next run only while a yield reaches every node soon;
         // thousands of polling threads would keep the caller off the cores.
-        if (std::size_t(m.p) <= block_time_nodes_per_cpu * cpus.size()) block_time_ = block_time;
-        if (spin_ && m.cfg.bind_to_cores) cpu_of_.assign(cpus.begin(), cpus.begin() + m.p);
-        threads_.reserve(std::size_t(m.p));
+        if (nodes <= block_time_nodes_per_cpu * cpus.size()) block_time_ = block_time;
+        if (spin_ && m.cfg.bind_to_cores)
+            cpu_of_.assign(cpus.begin(), cpus.begin() + std::ptrdiff_t(nodes));
+        threads_.reserve(nodes);
         try {
-            for (int i = 0; i < m.p; ++i)
+            for (int i = m.local_begin; i < m.local_end; ++i)
                 threads_.emplace_back([this, i] { serve(i); });
         } catch (const std::system_error& e) {
             const std::size_t started = threads_.size();
             stop();
             throw error("machine: could not start node thread " + std::to_string(started) + " of " +
-                        std::to_string(m.p) + " (" + e.what() + "); try a smaller dimension");
+                        std::to_string(nodes) + " (" + e.what() + "); try a smaller dimension");
         }
     }
     ~thread_executor() override { stop(); }
@@ -55,7 +59,7 @@ private:
         if (!cpu_of_.empty()) {
             cpu_set_t cpu;
             CPU_ZERO(&cpu);
-            CPU_SET(cpu_of_[std::size_t(i)], &cpu);
+            CPU_SET(cpu_of_[std::size_t(i - m_.local_begin)], &cpu);
             pthread_setaffinity_np(pthread_self(), sizeof cpu, &cpu);
         }
         enter_node_thread();

@@ -105,6 +105,19 @@ inline constexpr std::size_t max_stack_bytes = std::size_t(1) << 30;
 // Largest config::workers.
 inline constexpr int max_workers = 1024;
 
+// Where the nodes run (docs/mpi.md). Results, virtual time and reports are the
+// same for both.
+enum class backend_kind {
+    automatic,  // HCUBE_BACKEND=in-process|mpi if set, else in-process
+    in_process, // every node in this process
+    mpi,        // the nodes spread over the MPI job's ranks, a subcube each
+};
+
+// "automatic", "in-process", "mpi".
+std::string_view to_string(backend_kind b) noexcept;
+// Whether this libhcube was built with MPI (meson -Dmpi=enabled|auto).
+bool mpi_available() noexcept;
+
 // How directed links are built (docs/design.md, "Links"). Every implementation
 // gives the same results, virtual times and reports; they differ in wall time.
 enum class link_impl {
@@ -177,6 +190,13 @@ struct config {
     // guard pages do not fit under vm.max_map_count, by a red zone checked
     // after its program (docs/runtime.md).
     std::size_t stack_bytes = default_stack_bytes;
+    // In-process or over MPI ranks; automatic reads HCUBE_BACKEND when the
+    // machine is built.
+    backend_kind backend = backend_kind::automatic;
+    // MPI: a rank whose unfinished nodes all stay blocked, with no message
+    // moving in or out, for this long reports them and aborts the job (a
+    // deadlock across ranks cannot be proven locally).
+    std::chrono::milliseconds mpi_quiet_limit{10000};
 };
 
 } // namespace hcube

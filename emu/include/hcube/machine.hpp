@@ -62,6 +62,14 @@ public:
     const config& cfg() const noexcept;
     int size() const noexcept { return 1 << cfg().dim; }
 
+    // With the mpi backend: this process's rank of ranks(), and whether it
+    // runs node i (its subcube, rank * size() / ranks() onwards). In-process:
+    // rank 0 of 1, every node local. A node program's effects on memory are
+    // seen only in the process that ran it.
+    int rank() const noexcept;
+    int ranks() const noexcept;
+    bool is_local(int node) const noexcept;
+
     // Between runs: change the cost model, port model or tracing.
     void set_cost(cost_model c);
     void set_ports(port_model p);

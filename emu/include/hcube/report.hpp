@@ -64,6 +64,8 @@ struct run_report {
     cost_model cost{};
     executor_kind executor = executor_kind::threads; // what ran the nodes (never automatic)
     link_impl link_implementation = link_impl::ring; // the one that ran (never automatic)
+    backend_kind backend = backend_kind::in_process; // never automatic
+    int ranks = 1;                                   // MPI ranks the nodes ran on
 
     double virtual_time = 0;       // max over nodes of their final clock
     std::int64_t steps = 0;        // the same critical path counted in steps (t_s = 1, t_w = 0)
@@ -74,7 +76,7 @@ struct run_report {
     std::uint64_t bytes = 0;
     std::uint64_t routed_messages = 0; // end-to-end routed messages
     std::vector<congestion_event> congestion;
-    double wall_seconds = 0;
+    double wall_seconds = 0;         // over MPI: the slowest rank's
     std::vector<trace_record> trace; // in (from, send order); empty unless config::trace
     std::vector<call_record> calls;  // in (node, call order); empty unless config::trace
 

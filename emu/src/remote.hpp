@@ -1,0 +1,81 @@
+// Links to nodes in other processes: what the MPI backend adds to the runtime
+// (mpi.cpp; docs/mpi.md). Private to emu/src.
+//
+// Every rank builds the whole machine's links but runs only its own subcube
+// of nodes [local_begin, local_end). A link between a local node and a node
+// of another rank keeps both ends in this process: on the sender's rank the
+// remote side consumes it (ships each message with MPI), on the receiver's
+// rank it produces into it (delivers what arrived). Node programs, the links'
+// FIFO order, the descriptors' virtual times and the charging are untouched,
+// so results and virtual time equal the in-process machine's.
+//
+// Only the caller of run() uses it, between and after the local nodes'
+// programs; it is the one thread of the process that calls MPI.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <hcube/report.hpp>
+
+namespace hcube::detail {
+
+struct machine_state;
+
+class remote {
+public:
+    virtual ~remote() = default;
+
+    virtual int rank() const noexcept = 0;
+    virtual int ranks() const noexcept = 0;
+
+    // Ships what local nodes sent to other ranks and delivers what arrived
+    // into the local nodes' links (as far as they have room). True if a
+    // message moved.
+    virtual bool progress() = 0;
+
+    // The local nodes finished: ships what is left and delivers until every
+    // rank this one shares links with has finished too. Returns the messages
+    // that arrived for local nodes and found no room (they are undelivered).
+    virtual std::uint64_t finish() = 0;
+
+    // Makes r the whole machine's report on every rank: node clocks by
+    // maximum, link traffic by sum (every entry comes from one rank). Returns
+    // the undelivered messages of all ranks, `here` being this rank's.
+    virtual std::uint64_t combine(run_report& r, std::uint64_t here) = 0;
+
+    // Ends the whole job: `why`, prefixed with this rank, on stderr, then
+    // MPI_Abort. For failures other ranks cannot see (a node threw; nothing
+    // moved for config::mpi_quiet_limit).
+    [[noreturn]] virtual void abort(const std::string& why) noexcept = 0;
+};
+
+// How the caller of run() waits while it polls the network: yields first (a
+// rank's partner usually answers within microseconds), then short sleeps, so
+// ranks that outnumber the cores (mpirun --oversubscribe) leave them to the
+// nodes.
+class idle_backoff {
+public:
+    void reset() noexcept { rounds_ = 0; }
+    void pause() noexcept {
+        if (++rounds_ < yields)
+            std::this_thread::yield();
+        else
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+
+private:
+    static constexpr int yields = 200;
+    int rounds_ = 0;
+};
+
+// Joins the MPI job (initialises MPI if the program did not), checks that the
+// ranks are a power of two no larger than the machine, and gives this rank its
+// subcube: sets m.local_begin and m.local_end. usage_error when hcube was
+// built without MPI or the job does not fit.
+std::unique_ptr<remote> make_mpi_remote(machine_state& m);
+
+} // namespace hcube::detail

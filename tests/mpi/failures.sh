@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The MPI backend's failure paths end the whole job with MPI_Abort and a
+# readable message (tests/mpi/test_mpi.cpp, the "abort:" cases): a node that
+# throws, and ranks whose nodes stay blocked past config::mpi_quiet_limit.
+# Usage: failures.sh MPIRUN TEST-MPI
+set -uo pipefail
+mpirun=$1
+test_mpi=$2
+args=(--bind-to none --mca btl self,vader --mca oob_tcp_if_include lo)
+failed=0
+expect() { # expect NAME RANKS PATTERN...: the case must fail within 60 s, saying each PATTERN
+    local name=$1 ranks=$2
+    shift 2
+    local out status before=$failed
+    out=$(timeout 60 "$mpirun" -np "$ranks" "${args[@]}" "$test_mpi" --no-skip -tc="$name" 2>&1)
+    status=$?
+    if [ "$status" -eq 0 ] || [ "$status" -eq 124 ]; then
+        echo "FAIL: '$name' on $ranks ranks ended with status $status (expected an abort)"
+        failed=1
+    fi
+    for pattern in "$@"; do
+        if ! grep -q -- "$pattern" <<<"$out"; then
+            echo "FAIL: '$name' on $ranks ranks: no '$pattern' in its output:"
+            echo "$out" | tail -n 20
+            failed=1
+        fi
+    done
+    [ "$failed" = "$before" ] && echo "ok: '$name' on $ranks ranks"
+}
+expect "abort: a node that throws*" 4 "rank 2 of 4: the run failed" "node 5: bad pivot 0.0 in row 5"
+expect "abort: nodes blocked*" 2 "stayed blocked for 300 ms" "node 0: recv on dim 2 from node 4"
+expect "the job's ranks share the cube*" 3 "3 ranks cannot share a 3-cube"
+exit $failed

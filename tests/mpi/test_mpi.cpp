@@ -1,0 +1,170 @@
+// The MPI backend (docs/mpi.md), run by meson under mpirun with 2, 4 and 8
+// ranks (tests/mpi/meson.build): every rank runs these cases in the same
+// order, as an SPMD program must. Each catalog algorithm runs on the
+// in-process emulator and over the ranks; virtual time, steps, every node's
+// clock and every link's traffic must be equal, and every rank verifies the
+// results of its own nodes against the catalog's serial reference.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <hcube/catalog.hpp>
+#include <hcube/error.hpp>
+#include <hcube/machine.hpp>
+
+#include "catalog_params.hpp"
+
+using namespace hcube;
+
+namespace {
+
+// Equal reports: the whole machine's, which every rank holds after a run.
+void check_same(const run_report& got, const run_report& want) {
+    CHECK(got.virtual_time == want.virtual_time);
+    CHECK(got.steps == want.steps);
+    CHECK(got.node_time == want.node_time);
+    CHECK(got.node_steps == want.node_steps);
+    CHECK(got.messages == want.messages);
+    CHECK(got.bytes == want.bytes);
+    REQUIRE(got.links.size() == want.links.size());
+    for (std::size_t i = 0; i < got.links.size(); ++i) {
+        CAPTURE(i);
+        CHECK(got.links[i].messages == want.links[i].messages);
+        CHECK(got.links[i].bytes == want.links[i].bytes);
+    }
+}
+
+config over_mpi(config c) {
+    c.backend = backend_kind::mpi;
+    return c;
+}
+
+} // namespace
+
+TEST_CASE("the job's ranks share the cube: a subcube each, reported on every rank") {
+    machine m(over_mpi({.dim = 3}));
+    const int per = m.size() / m.ranks();
+    for (int i = 0; i < m.size(); ++i)
+        CHECK(m.is_local(i) == (i / per == m.rank()));
+    std::vector<int> heard(std::size_t(m.size()), -1);
+    const run_report r = m.run([&](node& me) {
+        for (int k = 0; k < me.dim(); ++k) {
+            const int mine[1] = {me.id()};
+            int theirs[1] = {-1};
+            me.exchange(k, mine, theirs);
+            heard[std::size_t(me.id())] += theirs[0] == (me.id() ^ (1 << k));
+        }
+    });
+    for (int i = 0; i < m.size(); ++i)
+        if (m.is_local(i)) CHECK(heard[std::size_t(i)] == m.cfg().dim - 1);
+    CHECK(r.backend == backend_kind::mpi);
+    CHECK(r.ranks == m.ranks());
+    CHECK(r.virtual_time == 3); // three single-port exchanges of t_s = 1
+    CHECK(r.messages == 24);
+}
+
+TEST_CASE("every catalog algorithm gives the emulator's virtual time and traffic over MPI") {
+    int compared = 0;
+    std::vector<std::string> routed;
+    for (const algorithm_entry& e : builtin_catalog().entries())
+        for (port_model ports : {port_model::single_port, port_model::all_port}) {
+            run_params p = test::catalog_params(e.op, e.algo, 3, 5, 3, 1);
+            p.ports = ports;
+            for (const option_spec& o : e.options)
+                p.options.try_emplace(o.name, o.fallback);
+            if (!e.unfit(p).empty()) continue;
+            CAPTURE(e.op);
+            CAPTURE(e.algo);
+            CAPTURE(to_string(ports));
+            machine here(machine_config(p));
+            const run_outcome want = e.run(here, p);
+            REQUIRE(want.verified);
+            // Routed messages need the router's shared state: refused over MPI.
+            if (want.report.routed_messages) {
+                routed.push_back(e.op + " " + e.algo);
+                continue;
+            }
+            machine net(over_mpi(machine_config(p)));
+            const run_outcome got = e.run(net, p);
+            check_same(got.report, want.report);
+            if (e.op != "descend") CHECK_MESSAGE(got.verified, got.note); // needs every node's rows
+            ++compared;
+        }
+    MESSAGE(compared << " runs compared; routed, not run over MPI: " << routed.size());
+    CHECK(compared > 40);
+}
+
+TEST_CASE("link_capacity 0 and large rendezvous exchanges cross ranks unchanged") {
+    for (std::size_t capacity : {std::size_t(0), std::size_t(1)}) {
+        config c{.dim = 3, .ports = port_model::all_port, .link_capacity = capacity};
+        c.cost = {2, 1};
+        machine here(c), net(over_mpi(c));
+        const std::size_t n = 3000; // 12 KB: above the eager limit, borrowed
+        std::vector<std::vector<int>> got(8), want(8);
+        const auto program = [n](std::vector<std::vector<int>>& out) {
+            return [&out, n](node& me) {
+                std::vector<int> mine(n, me.id()), theirs(n);
+                for (int k = 0; k < me.dim(); ++k) {
+                    me.exchange(k, std::span<const int>(mine), std::span<int>(theirs));
+                    for (std::size_t j = 0; j < n; ++j)
+                        mine[j] += theirs[j];
+                }
+                out[std::size_t(me.id())] = mine;
+            };
+        };
+        const run_report rw = here.run(program(want));
+        const run_report rg = net.run(program(got));
+        check_same(rg, rw);
+        for (int i = 0; i < 8; ++i)
+            if (net.is_local(i)) CHECK(got[std::size_t(i)] == want[std::size_t(i)]);
+        CHECK(got[std::size_t(net.rank() * 8 / net.ranks())] == std::vector<int>(n, 28));
+    }
+}
+
+TEST_CASE("over MPI, a message nobody receives is reported on every rank") {
+    machine m(over_mpi({.dim = 3}));
+    // Node 7 sends to node 6 on dimension 0 (same rank unless 8 ranks), and
+    // node 0 to node 4 on dimension 2 (another rank unless 1 rank); nobody
+    // receives. Every rank must throw, so the job does not hang.
+    CHECK_THROWS_WITH_AS(m.run([](node& me) {
+        const int one[1] = {1};
+        if (me.id() == 7) me.send(0, std::span<const int>(one));
+        if (me.id() == 0) me.send(2, std::span<const int>(one));
+    }),
+                         doctest::Contains("undelivered"), error);
+    // The machine stays usable.
+    CHECK(m.run([](node&) {}).messages == 0);
+}
+
+TEST_CASE("routed messages and traces are refused over MPI by name") {
+    machine m(over_mpi({.dim = 3}));
+    CHECK_THROWS_WITH_AS(m.set_trace(true), doctest::Contains("mpi backend"), usage_error);
+    config c{.dim = 3};
+    c.trace = true;
+    CHECK_THROWS_WITH_AS(machine(over_mpi(c)), doctest::Contains("mpi backend"), usage_error);
+}
+
+// The failure paths that end the job (MPI_Abort): skipped in the suite, run
+// one at a time by failures.sh, which checks the exit status and the text.
+TEST_CASE("abort: a node that throws ends the job, named with its message" * doctest::skip()) {
+    machine m(over_mpi({.dim = 3}));
+    m.run([](node& me) {
+        if (me.id() == 5) throw std::runtime_error("bad pivot 0.0 in row 5");
+        int x[1];
+        me.recv(0, std::span<int>(x)); // everyone else waits for a message that never comes
+    });
+}
+
+TEST_CASE("abort: nodes blocked with nothing moving are reported after the quiet limit" *
+          doctest::skip()) {
+    config c = over_mpi({.dim = 3});
+    c.mpi_quiet_limit = std::chrono::milliseconds(300);
+    machine m(c);
+    m.run([](node& me) {
+        int x[1];
+        me.recv(2, std::span<int>(x)); // across ranks when ranks > 1: nobody sends
+    });
+}
