@@ -60,6 +60,11 @@ void add_machine_options(CLI::App& app, run_params& p) {
                     "what runs the nodes: threads (every node its own OS thread, the default) or "
                     "fibers (user-level contexts on a few worker threads: many nodes, fast); "
                     "without it, HCUBE_EXECUTOR if set. Results and virtual times are the same");
+    add_enum_choice(app, "--backend", std::array{backend_kind::in_process, backend_kind::mpi},
+                    p.backend,
+                    "where the nodes run: in-process (the default) or mpi (spread over the ranks "
+                    "of `mpirun -np R`, a subcube each; rank 0 prints); without it, HCUBE_BACKEND "
+                    "if set. Results and virtual times are the same");
     add_number(app, "--workers", p.workers, 1, max_workers,
                "an integer in 1.." + std::to_string(max_workers),
                "fibers only: worker OS threads that run the nodes (default: one per usable CPU, "

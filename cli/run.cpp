@@ -71,6 +71,8 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"link_capacity", p.link_capacity},
         {"links", to_string(r.link_implementation)},
         {"executor", to_string(r.executor)},
+        {"backend", to_string(r.backend)},
+        {"ranks", r.ranks},
     };
     if (r.executor == executor_kind::fibers) j["workers"] = o.workers;
     return j;
@@ -120,6 +122,9 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     row("wall time", fmt::format("{} s on {} links", number(r.wall_seconds, 3),
                                  to_string(r.link_implementation)));
     row("executor", executor_text(p, o));
+    if (o.report.backend == backend_kind::mpi)
+        row("backend", fmt::format("mpi, {} ranks of {} nodes each", o.report.ranks,
+                                   (1 << p.dim) / o.report.ranks));
     row("messages",
         fmt::format("{} total, {} on the busiest link", r.messages, r.max_link_messages()));
     row("bytes", fmt::format("{} total, {} on the busiest link", r.bytes, r.max_link_bytes()));
@@ -205,6 +210,7 @@ int run(run_command& c) {
     // here (cheap, deterministic) to print what ran.
     p = resolved(p);
     const algorithm_entry& e = resolve_algorithm(p);
+    if (o.rank != 0) return o.verified ? exit_ok : exit_failed; // rank 0 speaks for the job
     write_pictures(c, e, o.report);
     if (c.json)
         fmt::print("{}\n", json_line(run_json(p, e, o)));

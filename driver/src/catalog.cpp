@@ -219,6 +219,7 @@ config machine_config(const run_params& p) {
     c.trace = p.trace;
     c.links = p.links;
     c.executor = detail::resolve_executor(p.executor);
+    c.backend = p.backend;
     if (c.executor == executor_kind::threads) {
         const auto refuse = [](const std::string& what) {
             throw usage_error(what + " applies to --executor fibers; with threads every node is "
@@ -332,6 +333,11 @@ run_outcome run_algorithm(run_params p) {
     machine m(machine_config(p));
     run_outcome o = e->run(m, p);
     if (m.cfg().executor == executor_kind::fibers) o.workers = m.cfg().workers;
+    o.rank = m.rank();
+    const bool everywhere = m.on_every_rank(o.verified); // over MPI each rank checked its nodes
+    if (o.verified && !everywhere)
+        o.note = "the results of another rank's nodes differ from the serial reference";
+    o.verified = everywhere;
     return o;
 }
 

@@ -400,6 +400,10 @@ bool machine::is_local(int node) const noexcept {
     return node >= state_->local_begin && node < state_->local_end;
 }
 
+bool machine::on_every_rank(bool b) {
+    return state_->net ? state_->net->all(b) : b;
+}
+
 void machine::set_cost(cost_model c) {
     config next = state_->cfg;
     next.cost = c;

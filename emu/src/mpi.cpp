@@ -195,6 +195,12 @@ public:
         return counts.back();
     }
 
+    bool all(bool b) override {
+        int mine = b, every = 0;
+        check(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_LAND, comm_), "MPI_Allreduce");
+        return every != 0;
+    }
+
     [[noreturn]] void abort(const std::string& why) noexcept override {
         std::fprintf(stderr, "hcube: rank %d of %d: %s\n", rank_, ranks_, why.c_str());
         std::fflush(stderr);

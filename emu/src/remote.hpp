@@ -47,6 +47,9 @@ public:
     // the undelivered messages of all ranks, `here` being this rank's.
     virtual std::uint64_t combine(run_report& r, std::uint64_t here) = 0;
 
+    // Whether `b` holds on every rank (a collective call: every rank calls it).
+    virtual bool all(bool b) = 0;
+
     // Ends the whole job: `why`, prefixed with this rank, on stderr, then
     // MPI_Abort. For failures other ranks cannot see (a node threw; nothing
     // moved for config::mpi_quiet_limit).

@@ -41,6 +41,9 @@ struct run_params {
     // CPU) and each node's stack (0: default_stack_bytes). machine_config
     // refuses workers or stack_bytes with threads.
     executor_kind executor = executor_kind::automatic;
+    // In-process or over the ranks of an MPI job (config::backend; automatic:
+    // HCUBE_BACKEND, else in-process).
+    backend_kind backend = backend_kind::automatic;
     int workers = 0;
     std::size_t stack_bytes = 0;
     elem_type type = elem_type::int32;
@@ -61,7 +64,8 @@ struct option_spec {
 };
 
 struct run_outcome {
-    bool verified = false;
+    bool verified = false;   // over MPI: on every rank, each checking its own nodes
+    int rank = 0;            // the MPI rank that returned it (0 in-process)
     int workers = 0;         // fibers: the worker threads that ran the nodes
     double formula_time = 0; // the seed's closed form for these parameters
     run_report report;

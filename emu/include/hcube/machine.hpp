@@ -69,6 +69,9 @@ public:
     int rank() const noexcept;
     int ranks() const noexcept;
     bool is_local(int node) const noexcept;
+    // Whether `b` is true on every rank; every rank must call it, as an MPI
+    // collective (in-process: b). For checks each rank makes of its nodes.
+    bool on_every_rank(bool b);
 
     // Between runs: change the cost model, port model or tracing.
     void set_cost(cost_model c);
