@@ -585,7 +585,7 @@ void write_steps_html(const algorithm_steps& s, std::ostream& os) {
         "{} [{}]. This run: virtual time {} (t_s = {}, t_w = {}), {} steps, {} messages, {} "
         "congestion events. Labels come from the run's own buffers: (0,1) = the blocks of "
         "nodes 0 and 1, [0..3] = a partial sum of nodes 0 to 3, {{0,5}} = node 0's block for "
-        "node 5.",
+        "node 5, a5:2 = element a[5] after 2 iterations of descend.",
         s.formula, s.source, num(r.virtual_time), num(r.cost.t_s), num(r.cost.t_w), r.steps,
         r.trace.size(), r.congestion.size()));
     page(os, s.title, facts, step_svgs(s), "");

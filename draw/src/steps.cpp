@@ -25,6 +25,7 @@
 #include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/broadcast.hpp>
 #include <hcube/collectives/cm200.hpp>
+#include <hcube/collectives/descend.hpp>
 #include <hcube/collectives/reduce.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/collectives/scan.hpp>
@@ -63,9 +64,16 @@ bool sym_less(const sym& a, const sym& b) {
 // thread allocated it (record_steps runs nodes as threads). Blocks a node
 // holds for others wait in the algorithm's own buffers (scatter's subtree
 // run, ASPC's transit), which the node's in and out never show.
+// With keep_freed, a buffer's elements outlive it until the node's next
+// snapshot (descend's partners arrive, are used and freed between two calls).
+struct freed_sym {
+    sym s;
+};
 struct sym_buffers {
     std::mutex lock;
     std::map<const sym*, std::pair<std::size_t, int>> live; // start -> count, node
+    std::map<int, std::vector<freed_sym>> freed;            // node -> elements
+    bool keep_freed = false;
 };
 sym_buffers& buffers() {
     static sym_buffers b;
@@ -100,7 +108,11 @@ struct std::allocator<hcube::sym> {
         {
             auto& b = hcube::buffers();
             const std::lock_guard g(b.lock);
-            b.live.erase(p);
+            const auto at = b.live.find(p);
+            auto& freed = b.freed[at->second.second];
+            for (std::size_t k = 0; b.keep_freed && k < at->second.first; ++k)
+                if (p[k].mask) freed.push_back({p[k]});
+            b.live.erase(at);
         }
         ::operator delete(p);
     }
@@ -110,7 +122,8 @@ struct std::allocator<hcube::sym> {
 namespace hcube {
 namespace {
 
-// The distinct elements in all of node i's buffers, in textbook order.
+// The distinct elements in all of node i's buffers, and in those it freed
+// since the last call, in textbook order.
 std::vector<sym> memory_of(int i, std::initializer_list<const std::vector<sym>*> also) {
     std::vector<sym> v;
     for (const auto* b : also)
@@ -118,12 +131,16 @@ std::vector<sym> memory_of(int i, std::initializer_list<const std::vector<sym>*>
     // Only node i's thread frees its buffers, so they can be read unlocked
     // (and must be: growing v allocates through the registry).
     std::vector<std::span<const sym>> mine;
+    std::vector<freed_sym> gone;
     {
         auto& b = buffers();
         const std::lock_guard g(b.lock);
         for (const auto& [p, at] : b.live)
             if (at.second == i) mine.emplace_back(p, at.first);
+        gone.swap(b.freed[i]);
     }
+    for (const freed_sym& f : gone)
+        v.push_back(f.s);
     for (const auto b : mine)
         v.insert(v.end(), b.begin(), b.end());
     std::erase_if(v, [](const sym& s) { return !s.mask; });
@@ -139,6 +156,7 @@ enum class label_style {
     sums,   // [0..3]: the nodes its partial sums cover
     pairs,  // {0,5}: block of node 0 for node 5
     slots,  // (3|1): element 1 of logical node 3 (seed 001)
+    rounds, // a5:2: element a[5] after 2 iterations (seed 001, section 4)
 };
 
 struct sym_program {
@@ -154,6 +172,29 @@ struct sym_program {
     bool reduction = false;
     // ASPC: seed 001's Table 1, the link each element leaves on in step 1.
     bool schedule = false;
+    // ASPC and descend keep their elements in buffers of their own while they
+    // are relayed: an arrow carries what its receiver gained that its sender
+    // held.
+    bool relayed = false;
+    // descend reads its partners and frees them between two calls: they
+    // count as held until the next snapshot.
+    bool keep_freed = false;
+};
+
+// descend on symbolic elements: a[i] after k iterations is {bit i, k}. Each
+// iteration checks that its partners are a[i +- 2^b] after as many iterations;
+// any other partner marks the result "!mixed".
+struct descend_marks {
+    std::size_t M;
+    sym operator()(int b, std::size_t i, const sym& self, const sym& plus, const sym& minus) const {
+        const auto element = [&](std::size_t j) { return std::uint64_t(1) << (j % M); };
+        const std::size_t h = std::size_t(1) << b;
+        sym s{self.mask, self.item + 1, self.flags | plus.flags | minus.flags};
+        if (plus.mask != element(i + h) || minus.mask != element(i + M - h) ||
+            plus.item != self.item || minus.item != self.item)
+            s.flags |= sym::mixed;
+        return s;
+    }
 };
 
 std::vector<sym> block(int node, std::size_t m) {
@@ -176,7 +217,8 @@ std::vector<sym> blocks(int count, std::size_t m, const std::function<sym(int, s
     throw usage_error(
         "hcube draw has no picture for " + p.op + " " + p.algo +
         " yet; it draws broadcast, reduce, allreduce, scan, exscan, allgather, "
-        "reduce-scatter (hypercube, ring, CM-200), alltoall, shift, scatter and gather");
+        "reduce-scatter (hypercube, ring, CM-200), alltoall, shift, scatter, gather, aspc "
+        "and descend");
 }
 
 // The enum value of p.algo among `names`; an algorithm without a symbolic
@@ -317,6 +359,7 @@ sym_program program_for(const run_params& p) {
         // plus half's results, then the minus half's, land in out.
         g.style = label_style::slots;
         g.schedule = a == "four-step"; // single-port's step 1 sends one element
+        g.relayed = g.schedule;
         each([&](int i) {
             const auto q = int(aspc_schedule::logical_of(node_id(i)));
             g.in[std::size_t(i)] = blocks(p.dim, m, [&](int j, std::size_t) {
@@ -327,6 +370,30 @@ sym_program program_for(const run_params& p) {
         g.body = [](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             const std::span<sym> o(out);
             aspc(me, std::span<const sym>(in), o.first(in.size()), o.subspan(in.size()));
+        };
+    } else if (op == "descend") {
+        // Seed 001, section 4: logical node q holds a[q L .. q L + L - 1]; an
+        // element names its index in the mask, so M is at most 64.
+        const std::size_t M = m;
+        if (M > 64)
+            throw usage_error("hcube draw descend draws up to M = 64 elements (--words); M = " +
+                              std::to_string(M) + " has too many to read");
+        const auto schedule = pick<descend_schedule>(
+            p, {{"direct", descend_schedule::direct}, {"pipelined", descend_schedule::pipelined}});
+        // pcr runs in ascend order (descend.hpp), the other kernels descend.
+        const auto order =
+            p.option("kernel") == "pcr" ? descend_order::ascend : descend_order::descend;
+        g.style = label_style::rounds;
+        g.relayed = g.keep_freed = true;
+        const std::size_t L = M >> p.dim;
+        each([&](int i) {
+            const auto first = std::size_t(aspc_schedule::logical_of(node_id(i))) * L;
+            g.in[std::size_t(i)] = blocks(int(L), 1, [&](int l, std::size_t) {
+                return sym{std::uint64_t(1) << (first + std::size_t(l)), 0, 0};
+            });
+        });
+        g.body = [M, schedule, order](node& me, std::vector<sym>& in, std::vector<sym>&) {
+            descend<sym>(me, std::span<sym>(in), M, descend_marks{M}, schedule, order);
         };
     } else if (op == "shift") {
         own_blocks();
@@ -408,6 +475,9 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
             break;
         case label_style::slots:
             t = fmt::format("({}|{})", std::countr_zero(s.mask), s.item);
+            break;
+        case label_style::rounds:
+            t = fmt::format("a{}:{}", std::countr_zero(s.mask), s.item);
             break;
         }
         if (s.flags & sym::twice) t += "!twice";
@@ -504,6 +574,7 @@ algorithm_steps record_steps(run_params p) {
     if (const std::string why = e.unfit(p); !why.empty())
         throw usage_error(p.op + " " + p.algo + ": " + why);
     sym_program g = program_for(p);
+    buffers().keep_freed = g.keep_freed;
 
     const int n = 1 << p.dim;
     std::vector<std::vector<snapshot>> snaps(static_cast<std::size_t>(n));
@@ -521,7 +592,7 @@ algorithm_steps record_steps(run_params p) {
         buffer_owner = -1;
         snaps[std::size_t(i)].push_back(
             {me.steps(), watched(i),
-             g.transit || g.reduction || g.schedule
+             g.transit || g.reduction || g.relayed
                  ? memory_of(i, {&g.in[std::size_t(i)], &g.out[std::size_t(i)]})
                  : std::vector<sym>{}});
         buffer_owner = i;
@@ -674,9 +745,9 @@ algorithm_steps record_steps(run_params p) {
             std::string cargo;
             if (g.transit) {
                 cargo = label(brought[std::size_t(k)][mi], g.style, 4);
-            } else if (g.schedule) {
-                // ASPC keeps its input: what the receiver gained that the
-                // sender had (elements in transit included).
+            } else if (g.relayed) {
+                // ASPC and descend: what the receiver gained that the sender
+                // had (elements in transit included).
                 cargo = label(common(minus(last(t.to, k).memory, last(t.to, k - 1).memory),
                                      last(t.from, k - 1).memory),
                               g.style, 4);

@@ -149,6 +149,23 @@ for k, want in enumerate(fig_4_15):
     got = [sc.labels.get((k, i)) for i in range(8)]
     check(got == want, f"sc.html step {k}: labels {got}, Figure 4.15 has {want}")
 
+# Seed 001, section 4, on a 2-cube with M = 8 (L = 2): logical node q = G^-1(i)
+# holds a[2q], a[2q + 1]; in pipelined round t element l does iteration t - l.
+# Rounds take 4 steps (the last 2), then one local step: 11 in all.
+logical = [0, 1, 3, 2]
+
+
+def descend_labels(done):
+    return [" ".join(f"a{2 * logical[i] + l}:{done(l)}" for l in range(2)) for i in range(4)]
+
+
+desc = dump("desc.html")
+for k, want in ((0, descend_labels(lambda l: 0)), (4, descend_labels(lambda l: 1 - l)),
+                (8, descend_labels(lambda l: 2 - l)), (10, descend_labels(lambda l: 2)),
+                (11, descend_labels(lambda l: 3))):
+    got = [desc.labels.get((k, i)) for i in range(4)]
+    check(got == want, f"desc.html step {k}: labels {got}, seed 001's pipeline has {want}")
+
 shots = []
 for k in (1, 2):
     shot = os.path.join(d, f"shot-{k}.png")
