@@ -21,7 +21,7 @@ trap 'rm -rf "$dir"' EXIT
 "$hcube" draw reduce-scatter --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/rs.html" >/dev/null
 "$hcube" draw alltoall --algo dimension-exchange --dim 3 --svg-dir "$dir/a2a" >/dev/null
 "$hcube" draw descend --algo pipelined --dim 2 --words 8 --ports all --kernel prefix \
-    --out "$dir/desc.html" >/dev/null
+    --out "$dir/desc.html" --svg-dir "$dir/desc" >/dev/null
 
 # A deadlock draws its wait-for graph and exits 1.
 status=0
