@@ -5,13 +5,11 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <map>
 #include <mutex>
-#include <new>
 #include <span>
 #include <string_view>
 #include <tuple>
@@ -30,6 +28,7 @@
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/collectives/scan.hpp>
 #include <hcube/collectives/scatter.hpp>
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/collectives/shift.hpp>
 
 namespace hcube {
@@ -60,66 +59,44 @@ bool sym_less(const sym& a, const sym& b) {
     return std::tie(a.mask, a.item, a.flags) < std::tie(b.mask, b.item, b.flags);
 }
 
-// Every buffer of symbolic elements the nodes allocate, by the node whose
-// thread allocated it (record_steps runs nodes as threads). Blocks a node
-// holds for others wait in the algorithm's own buffers (scatter's subtree
-// run, ASPC's transit), which the node's in and out never show.
+// Every working buffer of symbolic elements the collectives allocate
+// (scratch.hpp), by the node it belongs to. Blocks a node holds for others
+// wait there (scatter's subtree run, ASPC's transit), which the node's in and
+// out never show.
 // With keep_freed, a buffer's elements outlive it until the node's next
 // snapshot (descend's partners arrive, are used and freed between two calls).
-struct freed_sym {
-    sym s;
-};
 struct sym_buffers {
     std::mutex lock;
     std::map<const sym*, std::pair<std::size_t, int>> live; // start -> count, node
-    std::map<int, std::vector<freed_sym>> freed;            // node -> elements
+    std::map<int, std::vector<sym>> freed;                  // node -> elements
     bool keep_freed = false;
 };
 sym_buffers& buffers() {
     static sym_buffers b;
     return b;
 }
-thread_local int buffer_owner = -1; // the node running on this thread
 
 } // namespace
-} // namespace hcube
 
-// std::vector<sym> (in the collectives too) allocates through the registry.
 // Fresh storage is zeroed: capacity beyond a vector's size reads as empty.
 template <>
-struct std::allocator<hcube::sym> {
-    using value_type = hcube::sym;
-    using size_type = std::size_t;
-    using difference_type = std::ptrdiff_t;
-    using propagate_on_container_move_assignment = std::true_type;
-    using is_always_equal = std::true_type;
-    allocator() noexcept = default;
-    template <class U>
-    allocator(const std::allocator<U>&) noexcept {}
-    hcube::sym* allocate(std::size_t n) {
-        auto* p = static_cast<hcube::sym*>(::operator new(n * sizeof(hcube::sym)));
-        std::memset(static_cast<void*>(p), 0, n * sizeof(hcube::sym));
-        auto& b = hcube::buffers();
+struct scratch_watch<sym> : std::true_type {
+    static void allocated(int node, sym* p, std::size_t n) {
+        std::fill_n(p, n, sym{});
+        auto& b = buffers();
         const std::lock_guard g(b.lock);
-        b.live[p] = {n, hcube::buffer_owner};
-        return p;
+        b.live[p] = {n, node};
     }
-    void deallocate(hcube::sym* p, std::size_t) noexcept {
-        {
-            auto& b = hcube::buffers();
-            const std::lock_guard g(b.lock);
-            const auto at = b.live.find(p);
-            auto& freed = b.freed[at->second.second];
-            for (std::size_t k = 0; b.keep_freed && k < at->second.first; ++k)
-                if (p[k].mask) freed.push_back({p[k]});
-            b.live.erase(at);
-        }
-        ::operator delete(p);
+    static void freed(int node, sym* p, std::size_t n) noexcept {
+        auto& b = buffers();
+        const std::lock_guard g(b.lock);
+        b.live.erase(p);
+        if (b.keep_freed)
+            std::copy_if(p, p + n, std::back_inserter(b.freed[node]),
+                         [](const sym& s) { return s.mask != 0; });
     }
-    friend bool operator==(const allocator&, const allocator&) noexcept { return true; }
 };
 
-namespace hcube {
 namespace {
 
 // The distinct elements in all of node i's buffers, and in those it freed
@@ -128,19 +105,18 @@ std::vector<sym> memory_of(int i, std::initializer_list<const std::vector<sym>*>
     std::vector<sym> v;
     for (const auto* b : also)
         v.insert(v.end(), b->begin(), b->end());
-    // Only node i's thread frees its buffers, so they can be read unlocked
-    // (and must be: growing v allocates through the registry).
+    // Only node i frees its buffers, and this runs on node i's context: they
+    // can be read unlocked.
     std::vector<std::span<const sym>> mine;
-    std::vector<freed_sym> gone;
     {
         auto& b = buffers();
         const std::lock_guard g(b.lock);
         for (const auto& [p, at] : b.live)
             if (at.second == i) mine.emplace_back(p, at.first);
-        gone.swap(b.freed[i]);
+        auto& gone = b.freed[i];
+        v.insert(v.end(), gone.begin(), gone.end());
+        gone.clear();
     }
-    for (const freed_sym& f : gone)
-        v.push_back(f.s);
     for (const auto b : mine)
         v.insert(v.end(), b.begin(), b.end());
     std::erase_if(v, [](const sym& s) { return !s.mask; });
@@ -584,28 +560,23 @@ algorithm_steps record_steps(run_params p) {
     };
     config c = machine_config(p);
     c.trace = true;
-    c.executor = executor_kind::threads; // buffer_owner is per thread
-    // On the node's own thread: only that node's vectors are read.
+    // On the node's own context (thread or fiber): only that node's vectors
+    // are read.
     const auto snap = [&](node& me) {
         const int i = me.id();
-        // The snapshots are the picture's, not the node's buffers.
-        buffer_owner = -1;
         snaps[std::size_t(i)].push_back(
             {me.steps(), watched(i),
              g.transit || g.reduction || g.relayed
                  ? memory_of(i, {&g.in[std::size_t(i)], &g.out[std::size_t(i)]})
                  : std::vector<sym>{}});
-        buffer_owner = i;
     };
     c.on_call = snap;
     machine mc(c);
     algorithm_steps s;
     s.report = mc.run([&](node& me) {
-        buffer_owner = me.id();
         const auto i = std::size_t(me.id());
         g.body(me, g.in[i], g.out[i]);
         snap(me);
-        buffer_owner = -1;
     });
     s.params = p;
     s.source = e.source;

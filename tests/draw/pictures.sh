@@ -19,7 +19,11 @@ trap 'rm -rf "$dir"' EXIT
 "$hcube" draw broadcast --algo binomial --dim 3 --svg-dir "$dir/bc" >/dev/null
 "$hcube" draw allgather --algo hypercube --dim 4 --svg-dir "$dir/ag4" >/dev/null
 "$hcube" draw reduce-scatter --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/rs.html" >/dev/null
-"$hcube" draw alltoall --algo dimension-exchange --dim 3 --svg-dir "$dir/a2a" >/dev/null
+"$hcube" draw alltoall --algo dimension-exchange --dim 3 --executor threads --svg-dir "$dir/a2a" >/dev/null
+# Fibers draw what threads draw.
+"$hcube" draw alltoall --algo dimension-exchange --dim 3 --executor fibers --svg-dir "$dir/a2a-fibers" \
+    >/dev/null
+diff -r "$dir/a2a" "$dir/a2a-fibers" >/dev/null || { echo "fibers drew another picture"; exit 1; }
 "$hcube" draw descend --algo pipelined --dim 2 --words 8 --ports all --kernel prefix \
     --out "$dir/desc.html" --svg-dir "$dir/desc" >/dev/null
 

@@ -434,6 +434,38 @@ TEST_CASE("descend draws seed 001's pipelined rounds from the run") {
     CHECK(record_steps(p).steps.back().labels == s.steps.back().labels);
 }
 
+// The collectives' working buffers reach the picture through scratch_watch
+// (collectives/scratch.hpp), which names the node: fibers, several nodes to
+// an OS thread, draw what threads draw.
+TEST_CASE("fibers and threads draw the same pictures") {
+    std::vector<run_params> runs = {params("alltoall", "dimension-exchange", 3),
+                                    params("alltoall", "ring", 3),
+                                    params("scatter", "binomial", 3),
+                                    params("gather", "binomial", 3),
+                                    params("aspc", "four-step", 3),
+                                    params("descend", "pipelined", 3, 16),
+                                    params("reduce-scatter", "d-cycles", 3, 3),
+                                    params("allgather", "hypercube", 3)};
+    for (run_params& p : runs) {
+        if (p.op != "alltoall") p.ports = port_model::all_port;
+        p.executor = executor_kind::threads;
+        const algorithm_steps t = record_steps(p);
+        p.executor = executor_kind::fibers;
+        p.workers = 2;
+        const algorithm_steps f = record_steps(p);
+        REQUIRE(f.steps.size() == t.steps.size());
+        for (std::size_t k = 0; k < t.steps.size(); ++k) {
+            CAPTURE(p.op);
+            CAPTURE(k);
+            CHECK(f.steps[k].labels == t.steps[k].labels);
+            CHECK(f.steps[k].carried == t.steps[k].carried);
+            CHECK(f.steps[k].memory == t.steps[k].memory);
+        }
+        CHECK(f.schedule == t.schedule);
+        CHECK(step_svgs(f) == step_svgs(t));
+    }
+}
+
 TEST_CASE("record_steps refuses what it cannot draw") {
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "hypercube", 7)),
                          doctest::Contains("up to d = 6"), usage_error);
