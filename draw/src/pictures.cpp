@@ -31,9 +31,13 @@ struct cube_layout {
     std::vector<point> at;
     double width, height;
 
-    explicit cube_layout(int d, double margin_x = 150, double top = 75, double bottom = 40)
-        : unit(d <= 3   ? 170
-               : d == 4 ? 130
+    // inner: the width of the widest label in its narrowest lines. The labels
+    // of the inner nodes of a 3-cube (3 and 4, and 11 and 12 of a 4-cube) have
+    // 0.62 units, less the circle, between their node and the links around it.
+    explicit cube_layout(int d, double margin_x = 150, double inner = 0, double top = 95,
+                         double bottom = 40)
+        : unit(d <= 3   ? std::max(170.0, (inner + 32) / 0.62)
+               : d == 4 ? std::max(130.0, (inner + 32) / 0.62)
                         : 95) {
         const int p = 1 << d;
         // The labels right of node 5 and left of node 10 share a height and
@@ -58,8 +62,6 @@ struct cube_layout {
     }
 };
 
-constexpr double node_radius = 15;
-
 std::string binary(int v, int d) {
     std::string s;
     for (int b = d - 1; b >= 0; --b)
@@ -69,13 +71,19 @@ std::string binary(int v, int d) {
 
 // The cube's links, light, under everything (for d >= 5 only those inside a
 // 4-cube: the others appear when a step uses them).
-void draw_edges(std::ostream& os, const cube_layout& L, int d) {
+std::vector<std::pair<point, point>> edges(const cube_layout& L, int d) {
+    std::vector<std::pair<point, point>> out;
     for (int i = 0; i < (1 << d); ++i)
         for (int k = 0; k < std::min(d, 4); ++k)
-            if (const int j = i ^ (1 << k); i < j)
-                os << fmt::format(R"(<line class="edge" x1="{}" y1="{}" x2="{}" y2="{}" )"
-                                  R"(stroke="#d0d0d0" stroke-width="2"/>)",
-                                  num(L.at[i].x), num(L.at[i].y), num(L.at[j].x), num(L.at[j].y));
+            if (const int j = i ^ (1 << k); i < j) out.emplace_back(L.at[i], L.at[j]);
+    return out;
+}
+
+void draw_edges(std::ostream& os, const cube_layout& L, int d) {
+    for (const auto& [a, b] : edges(L, d))
+        os << fmt::format(R"(<line class="edge" x1="{}" y1="{}" x2="{}" y2="{}" )"
+                          R"(stroke="#d0d0d0" stroke-width="2"/>)",
+                          num(a.x), num(a.y), num(b.x), num(b.y));
     os << '\n';
 }
 
@@ -95,6 +103,13 @@ box text_box(double x, double y, std::string_view anchor, double size, std::size
     const double x0 = anchor == "start" ? x : anchor == "end" ? x - w : x - w / 2;
     return {x0, y - 0.8 * size, x0 + w, y + 0.25 * size + 1.2 * size * double(lines - 1)};
 }
+
+// A line text keeps off: a link, an arrow's shaft or head, with `pad` px on
+// either side (half its width and a gap).
+struct segment {
+    point p, q;
+    double pad;
+};
 
 // Whether the segment p-q crosses box b (clipped to b's slabs, Liang-Barsky).
 bool crosses(point p, point q, const box& b) {
@@ -117,125 +132,12 @@ bool crosses(point p, point q, const box& b) {
     return true;
 }
 
-struct placer {
-    std::vector<box> taken;
-    std::vector<std::pair<point, point>> arrows; // the step's arrows: text keeps off them
-    bool free(const box& b) const {
-        return std::none_of(taken.begin(), taken.end(),
-                            [&](const box& o) { return b.overlaps(o); }) &&
-               std::none_of(arrows.begin(), arrows.end(),
-                            [&](const auto& a) { return crosses(a.first, a.second, b); });
-    }
-};
-
-// A node's label split into lines of at most `width` characters at spaces
-// ("{0,0} {0,2} ..." lists of the personalized operations).
-std::vector<std::string> wrap(const std::string& text, std::size_t width) {
-    std::vector<std::string> lines{""};
-    std::size_t at = 0;
-    while (at < text.size()) {
-        std::size_t end = text.find(' ', at);
-        if (end == std::string::npos) end = text.size();
-        const std::string word = text.substr(at, end - at);
-        if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width)
-            lines.emplace_back();
-        lines.back() += (lines.back().empty() ? "" : " ") + word;
-        at = end + 1;
-    }
-    return lines;
-}
-
-constexpr std::size_t label_width = 24; // characters per line of a node label
-
-double label_size(int d) {
-    return d <= 3 ? 13 : 11;
-}
-
-// Where node i's texts go. Its label sits outside the square: left of the
-// nodes with bit 0 clear, right of the others, clear of the vertical links.
-// Its binary id sits above or below, away from its vertical link (bit 1).
-struct node_texts {
-    point label;
-    std::string_view anchor;
-    point id;
-};
-
-node_texts texts_of(const cube_layout& L, int d, int i) {
-    const point q = L.at[std::size_t(i)];
-    const bool right = d > 0 && (i & 1);
-    const bool above = d > 1 && (i & 2);
-    return {{q.x + (right ? 1 : -1) * (node_radius + 6), q.y + 4},
-            right ? "start" : "end",
-            {q.x, above ? q.y - node_radius - 5 : q.y + node_radius + 13}};
-}
-
-// The baseline of a label's first line: several lines are centred on the node.
-double first_line(const node_texts& t, std::size_t lines, int d) {
-    return t.label.y - 0.6 * label_size(d) * double(lines - 1);
-}
-
-// The boxes of every node's circle, id and label (the labels of all steps
-// of a picture take the same room): what arrow labels must keep clear of.
-placer node_boxes(const cube_layout& L, int d, const std::vector<std::string>& labels) {
-    placer pl;
-    for (int i = 0; i < (1 << d); ++i) {
-        const point q = L.at[std::size_t(i)];
-        const node_texts t = texts_of(L, d, i);
-        pl.taken.push_back(
-            {q.x - node_radius, q.y - node_radius, q.x + node_radius, q.y + node_radius});
-        pl.taken.push_back(text_box(t.id.x, t.id.y, "middle", 10, std::size_t(d)));
-        if (i < int(labels.size()) && !labels[std::size_t(i)].empty()) {
-            const auto lines = wrap(labels[std::size_t(i)], label_width);
-            std::size_t chars = 0;
-            for (const auto& l : lines)
-                chars = std::max(chars, l.size());
-            pl.taken.push_back(text_box(t.label.x, first_line(t, lines.size(), d), t.anchor,
-                                        label_size(d), chars, lines.size()));
-        }
-    }
-    return pl;
-}
-
-void draw_nodes(std::ostream& os, const cube_layout& L, int d,
-                const std::vector<std::string>& labels, const std::vector<bool>& hot) {
-    for (int i = 0; i < (1 << d); ++i) {
-        const point q = L.at[std::size_t(i)];
-        const node_texts t = texts_of(L, d, i);
-        os << fmt::format(
-            R"(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" stroke-width="1.5"/>)"
-            R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{}</text>)"
-            R"(<text class="id" x="{}" y="{}" text-anchor="middle" font-size="10" )"
-            R"(fill="#666">{}</text>)",
-            num(q.x), num(q.y), num(node_radius),
-            i < int(hot.size()) && hot[std::size_t(i)] ? "#fde9e7" : "#f4f7fb", num(q.x),
-            num(q.y + 4), i, num(t.id.x), num(t.id.y), binary(i, d));
-        if (i < int(labels.size()) && !labels[std::size_t(i)].empty()) {
-            const auto lines = wrap(labels[std::size_t(i)], label_width);
-            const double size = label_size(d);
-            const double y0 = first_line(t, lines.size(), d);
-            os << fmt::format(R"(<text class="label" data-node="{}" x="{}" y="{}" )"
-                              R"(text-anchor="{}" font-size="{}" fill="#111" stroke="white" )"
-                              R"(stroke-width="4" paint-order="stroke">)",
-                              i, num(t.label.x), num(y0), t.anchor, size);
-            for (std::size_t l = 0; l < lines.size(); ++l)
-                os << (lines.size() == 1
-                           ? xml(lines[l])
-                           : fmt::format(R"(<tspan x="{}" dy="{}">{}</tspan>)", num(t.label.x),
-                                         l ? num(1.2 * size) : "0", xml(lines[l])));
-            os << "</text>";
-        }
-        os << '\n';
-    }
-}
-
-// An arrow from a to b, moved to its left so that the two directions of an
-// exchange show as two arrows. Its label goes on its left, at the first place
-// along it (the middle, then towards either end) where it overlaps no text
-// and crosses no arrow that `pl` holds.
-constexpr double arrow_side = 5;
+constexpr double node_radius = 15;
 
 // Where an arrow from a to b starts and ends: between the circles, moved
-// arrow_side px to its left.
+// arrow_side px to its left (the two directions of an exchange show as two
+// arrows).
+constexpr double arrow_side = 5;
 std::pair<point, point> arrow_ends(point a, point b) {
     const double dx = b.x - a.x, dy = b.y - a.y, len = std::max(1.0, std::hypot(dx, dy));
     const double ux = dx / len, uy = dy / len, nx = uy, ny = -ux;
@@ -244,6 +146,208 @@ std::pair<point, point> arrow_ends(point a, point b) {
             {b.x - ux * (node_radius + 4) + nx * arrow_side,
              b.y - uy * (node_radius + 4) + ny * arrow_side}};
 }
+
+struct placer {
+    box page{-1e9, -1e9, 1e9, 1e9}; // text stays inside
+    std::vector<box> taken;
+    std::vector<segment> lines; // links and the step's arrows: text keeps off them
+    bool free(const box& b) const {
+        return b.x0 >= page.x0 && b.y0 >= page.y0 && b.x1 <= page.x1 && b.y1 <= page.y1 &&
+               std::none_of(taken.begin(), taken.end(),
+                            [&](const box& o) { return b.overlaps(o); }) &&
+               std::none_of(lines.begin(), lines.end(), [&](const segment& l) {
+                   return crosses(l.p, l.q,
+                                  {b.x0 - l.pad, b.y0 - l.pad, b.x1 + l.pad, b.y1 + l.pad});
+               });
+    }
+    // The arrow from node a to node b: its shaft (2.5 px wide) and its head
+    // (svg.hpp's marker: 17.5 px long, 17.5 px wide at its base, its tip 1.75
+    // px past the shaft's end), kept off as a segment 6 px either side.
+    void arrow(point a, point b) {
+        const auto [s, e] = arrow_ends(a, b);
+        const double len = std::max(1.0, std::hypot(e.x - s.x, e.y - s.y));
+        const double ux = (e.x - s.x) / len, uy = (e.y - s.y) / len;
+        lines.push_back({s, e, 3});
+        lines.push_back(
+            {{e.x - 15.75 * ux, e.y - 15.75 * uy}, {e.x + 1.75 * ux, e.y + 1.75 * uy}, 7});
+    }
+};
+
+// A node's label split into lines of at most `width` characters at spaces
+// ("{0,0} {0,2} ..." lists of the personalized operations).
+// A word longer than a line breaks after its commas ("(0,1,2,3," "4,5,6,7)").
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+    std::vector<std::string> lines{""};
+    std::size_t at = 0;
+    const auto add = [&](const std::string& word, std::string_view gap) {
+        if (!lines.back().empty() && lines.back().size() + gap.size() + word.size() > width)
+            lines.emplace_back();
+        lines.back() += (lines.back().empty() ? "" : std::string(gap)) + word;
+    };
+    while (at < text.size()) {
+        std::size_t end = text.find(' ', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(at, end - at);
+        if (word.size() <= width) {
+            add(word, " ");
+        } else {
+            if (!lines.back().empty()) lines.emplace_back();
+            for (std::size_t from = 0; from < word.size();) {
+                const std::size_t comma = word.find(',', from);
+                const std::size_t to = comma == std::string::npos ? word.size() : comma + 1;
+                add(word.substr(from, to - from), "");
+                from = to;
+            }
+        }
+        at = end + 1;
+    }
+    return lines;
+}
+
+// A text's lines: one as it is, several as tspans a line apart.
+std::string text_lines(const std::vector<std::string>& lines, double x, double size) {
+    if (lines.size() == 1) return xml(lines[0]);
+    std::string out;
+    for (std::size_t l = 0; l < lines.size(); ++l)
+        out += fmt::format(R"(<tspan x="{}" dy="{}">{}</tspan>)", num(x), l ? num(1.2 * size) : "0",
+                           xml(lines[l]));
+    return out;
+}
+
+constexpr std::size_t label_width = 24;     // characters per line of a node label
+constexpr std::size_t narrowest_label = 12; // and the fewest it is squeezed to
+
+double label_size(int d) {
+    return d <= 3 ? 13 : 11;
+}
+
+// Where node i's texts go: the label's first baseline and anchor, the id's
+// centre.
+struct node_texts {
+    point label;
+    std::string_view anchor;
+    point id;
+    std::vector<std::string> lines; // the label's
+};
+
+// The nodes' texts and the room they take: what arrow labels keep clear of.
+struct node_plan {
+    std::vector<node_texts> texts;
+    placer pl;
+};
+
+// A node's binary id sits above or below it, away from its vertical link
+// (bit 1). Its label goes to the first free place of: beside the node, left of
+// the nodes with bit 0 clear and right of the others, then a little higher or
+// lower, then on the other side, then below or above; free means clear of
+// every circle, id and label placed before, every link and every arrow of the
+// step, and inside the picture. When none is, it stays beside the node.
+node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>& labels,
+                     const std::vector<std::pair<point, point>>& arrows) {
+    node_plan plan;
+    placer& pl = plan.pl;
+    pl.page = {2, 52, L.width - 2, L.height - 2}; // below the title and caption
+    for (const auto& [a, b] : edges(L, d))
+        pl.lines.push_back({a, b, 2});
+    for (const auto& [a, b] : arrows)
+        pl.arrow(a, b);
+    for (int i = 0; i < (1 << d); ++i) {
+        const point q = L.at[std::size_t(i)];
+        pl.taken.push_back(
+            {q.x - node_radius, q.y - node_radius, q.x + node_radius, q.y + node_radius});
+    }
+    // The id: above or below, away from the vertical link, moved aside when a
+    // line passes there, else on the other side beside the link.
+    for (int i = 0; i < (1 << d); ++i) {
+        const point q = L.at[std::size_t(i)];
+        const bool above = d > 1 && (i & 2);
+        const double over = q.y - node_radius - 5, under = q.y + node_radius + 13;
+        point id{q.x, above ? over : under};
+        for (const point c :
+             {id, point{q.x - 14, id.y}, point{q.x + 14, id.y},
+              point{q.x - 16, above ? under : over}, point{q.x + 16, above ? under : over}})
+            if (pl.free(text_box(c.x, c.y, "middle", 10, std::size_t(d)))) {
+                id = c;
+                break;
+            }
+        plan.texts.push_back({{}, "", id, {}});
+        pl.taken.push_back(text_box(id.x, id.y, "middle", 10, std::size_t(d)));
+    }
+    const double size = label_size(d);
+    for (int i = 0; i < (1 << d); ++i) {
+        const point q = L.at[std::size_t(i)];
+        node_texts& t = plan.texts[std::size_t(i)];
+        const bool right = d > 0 && (i & 1), above = d > 1 && (i & 2);
+        t.label = {q.x + (right ? 1 : -1) * (node_radius + 6), q.y + 4};
+        t.anchor = right ? "start" : "end";
+        if (i >= int(labels.size()) || labels[std::size_t(i)].empty()) continue;
+        // Wide labels first, then narrower ones in more lines.
+        std::vector<node_texts> at;
+        for (const std::size_t width :
+             {label_width, std::size_t(16), narrowest_label, std::size_t(8)}) {
+            const auto lines = wrap(labels[std::size_t(i)], width);
+            // Several lines are centred on the node's height.
+            const double tall = 1.2 * size * double(lines.size() - 1);
+            for (const bool side : {right, !right})
+                for (const double dx : {0., 14.})
+                    for (const double dy :
+                         {0., -9., 9., -18., 18., -27., 27., -36., 36., -45., 45.})
+                        at.push_back({{q.x + (side ? 1 : -1) * (node_radius + 6 + dx),
+                                       q.y + 4 - tall / 2 + dy},
+                                      side ? "start" : "end",
+                                      {},
+                                      lines});
+            const double below = q.y + node_radius + (above ? 13 : 26),
+                         over = q.y - node_radius - (above ? 18 : 6) - tall;
+            for (const double y : {above ? below : over, above ? over : below})
+                at.push_back({{q.x, y}, "middle", {}, lines});
+        }
+        const auto room = [&](const node_texts& c) {
+            std::size_t chars = 0;
+            for (const auto& l : c.lines)
+                chars = std::max(chars, l.size());
+            return text_box(c.label.x, c.label.y, c.anchor, size, chars, c.lines.size());
+        };
+        const auto chosen = std::find_if(at.begin(), at.end(),
+                                         [&](const node_texts& c) { return pl.free(room(c)); });
+        // When no place is free, the first.
+        const node_texts& c = chosen == at.end() ? at.front() : *chosen;
+        t.label = c.label, t.anchor = c.anchor, t.lines = c.lines;
+        pl.taken.push_back(room(t));
+    }
+    return plan;
+}
+
+void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector<bool>& hot,
+                const std::vector<node_texts>& texts) {
+    for (int i = 0; i < (1 << d); ++i) {
+        const point q = L.at[std::size_t(i)];
+        const node_texts& t = texts[std::size_t(i)];
+        os << fmt::format(
+            R"(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" stroke-width="1.5"/>)"
+            R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{}</text>)"
+            R"(<text class="id" x="{}" y="{}" text-anchor="middle" font-size="10" )"
+            R"(fill="#666">{}</text>)",
+            num(q.x), num(q.y), num(node_radius),
+            i < int(hot.size()) && hot[std::size_t(i)] ? "#fde9e7" : "#f4f7fb", num(q.x),
+            num(q.y + 4), i, num(t.id.x), num(t.id.y), binary(i, d));
+        if (!t.lines.empty()) {
+            const auto& lines = t.lines;
+            const double size = label_size(d);
+            const double y0 = t.label.y;
+            os << fmt::format(R"(<text class="label" data-node="{}" x="{}" y="{}" )"
+                              R"(text-anchor="{}" font-size="{}" fill="#111" stroke="white" )"
+                              R"(stroke-width="4" paint-order="stroke">)",
+                              i, num(t.label.x), num(y0), t.anchor, size);
+            os << text_lines(lines, t.label.x, size) << "</text>";
+        }
+        os << '\n';
+    }
+}
+
+// An arrow from a to b (arrow_ends). Its label goes on its left, at the
+// first place along it (the middle, then towards either end) where it
+// overlaps no text and crosses no line that `pl` holds.
 
 void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colour,
            std::string_view marker, bool dashed, const std::string& cls, const std::string& tip,
@@ -257,40 +361,49 @@ void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                       cls, num(s.x), num(s.y), num(e.x), num(e.y), colour,
                       dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip));
     if (!text.empty()) {
-        const std::string_view anchor = nx > 0.3 ? "start" : nx < -0.3 ? "end" : "middle";
-        constexpr double size = 10, away = 7;
-        // Long cargo ("{0,1} {0,3} {0,5} {0,7}") in lines of two or three blocks.
-        const auto lines = wrap(text, 12);
-        std::size_t chars = 0;
-        for (const auto& l : lines)
-            chars = std::max(chars, l.size());
-        const double tall = 1.2 * size * double(lines.size() - 1);
-        // Text left of a vertical arrow starts (or ends) `away` px from it;
+        constexpr double size = 10, near = 7;
+        // Text left of a vertical arrow starts (or ends) `away` px from it
         // above or below a horizontal one its baseline keeps clear too.
-        const auto at = [&](double f) {
-            const point m{s.x + (e.x - s.x) * f + nx * away, s.y + (e.y - s.y) * f + ny * away};
-            const double y = ny < -0.3  ? m.y - tall
-                             : ny > 0.3 ? m.y + 0.8 * size
+        // side -1: on its right, beyond an exchange's other arrow.
+        std::string_view anchor;
+        const auto at = [&](double f, double away, const std::vector<std::string>& lines,
+                            double side) {
+            std::size_t chars = 0;
+            for (const auto& l : lines)
+                chars = std::max(chars, l.size());
+            const double tall = 1.2 * size * double(lines.size() - 1);
+            const double sx = side * nx, sy = side * ny;
+            anchor = sx > 0.3 ? "start" : sx < -0.3 ? "end" : "middle";
+            const point m{s.x + (e.x - s.x) * f + sx * away, s.y + (e.y - s.y) * f + sy * away};
+            const double y = sy < -0.3  ? m.y - tall
+                             : sy > 0.3 ? m.y + 0.8 * size
                                         : m.y + 0.35 * size - tall / 2;
-            return std::pair{point{m.x, y}, text_box(m.x, y, anchor, size, chars, lines.size())};
+            return std::tuple{point{m.x, y}, text_box(m.x, y, anchor, size, chars, lines.size()),
+                              anchor};
         };
-        auto [where, room] = at(0.5);
-        for (const double f : {0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85})
-            if (const auto [w, r] = at(f); pl.free(r)) {
-                where = w, room = r;
-                break;
+        // Long cargo ("{0,1} {0,3} {0,5} {0,7}") in lines of two or three
+        // blocks, or one when that is what fits; further from the arrow only
+        // when nothing close is free.
+        std::vector<std::string> lines = wrap(text, 12);
+        auto [where, room, side_anchor] = at(0.5, near, lines, 1);
+        bool found = false;
+        for (const double side : {1, -1})
+            for (const std::size_t width : {12, 6}) {
+                const auto narrow = wrap(text, width);
+                for (const double away : {near, 2 * near, 3 * near})
+                    for (const double f : {0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85, 0.1, 0.9})
+                        if (const auto [w, r, an] =
+                                at(f, side < 0 ? away + 2 * arrow_side : away, narrow, side);
+                            !found && pl.free(r))
+                            where = w, room = r, side_anchor = an, lines = narrow, found = true;
             }
+        anchor = side_anchor;
         pl.taken.push_back(room);
         os << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
                           R"(font-size="{}" fill="{}" stroke="white" stroke-width="3" )"
                           R"(paint-order="stroke">)",
-                          num(where.x), num(where.y), anchor, size, colour);
-        for (std::size_t l = 0; l < lines.size(); ++l)
-            os << (lines.size() == 1
-                       ? xml(lines[l])
-                       : fmt::format(R"(<tspan x="{}" dy="{}">{}</tspan>)", num(where.x),
-                                     l ? num(1.2 * size) : "0", xml(lines[l])));
-        os << "</text>";
+                          num(where.x), num(where.y), anchor, size, colour)
+           << text_lines(lines, where.x, size) << "</text>";
     }
     os << '\n';
 }
@@ -449,20 +562,25 @@ std::string svg_open(double w, double h) {
                        num(w), num(h));
 }
 
-// Room beside the cube for the widest label of any step, so that every step
-// of a picture has the same size and no label leaves it.
-double side_margin(const algorithm_steps& s) {
+// The widest label of any step in lines of `width` characters, in px.
+double widest_label(const algorithm_steps& s, std::size_t width) {
     std::size_t chars = 0;
     for (const auto& st : s.steps)
         for (const auto& l : st.labels)
-            for (const auto& line : wrap(l, label_width))
+            for (const auto& line : wrap(l, width))
                 chars = std::max(chars, line.size());
-    return std::max(150.0, node_radius + 6 + 0.6 * label_size(s.params.dim) * double(chars) + 16);
+    return 0.6 * label_size(s.params.dim) * double(chars);
+}
+
+// Room beside the cube for the widest label of any step, so that every step
+// of a picture has the same size and no label leaves it.
+double side_margin(const algorithm_steps& s) {
+    return std::max(150.0, node_radius + 6 + widest_label(s, label_width) + 16);
 }
 
 std::string step_svg(const algorithm_steps& s, std::size_t k) {
     const int d = s.params.dim;
-    const cube_layout L(d, side_margin(s));
+    const cube_layout L(d, side_margin(s), widest_label(s, narrowest_label));
     std::ostringstream body;
     body << arrow_markers(d);
     body << fmt::format(R"(<text x="16" y="24" font-size="16" font-weight="bold">{}</text>)"
@@ -471,10 +589,12 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
          << '\n';
     draw_edges(body, L, d);
     const step_state& st = s.steps[k];
-    placer pl = node_boxes(L, d, st.labels);
+    std::vector<std::pair<point, point>> arrows;
     for (const std::size_t m : st.messages)
-        pl.arrows.push_back(arrow_ends(L.at[std::size_t(s.report.trace[m].from)],
-                                       L.at[std::size_t(s.report.trace[m].to)]));
+        arrows.emplace_back(L.at[std::size_t(s.report.trace[m].from)],
+                            L.at[std::size_t(s.report.trace[m].to)]);
+    node_plan plan = plan_nodes(L, d, st.labels, arrows);
+    placer& pl = plan.pl;
     for (std::size_t i = 0; i < st.messages.size(); ++i) {
         const trace_record& t = s.report.trace[st.messages[i]];
         const std::string tip =
@@ -487,7 +607,7 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
     std::vector<bool> hot(std::size_t(1) << d);
     for (const std::size_t m : st.messages)
         hot[std::size_t(s.report.trace[m].to)] = true;
-    draw_nodes(body, L, d, st.labels, hot);
+    draw_nodes(body, L, d, hot, plan.texts);
     double width = L.width, height = L.height + 40;
     legend(body, 16, L.height + 10, d,
            "arrows: the messages of this step, with what they bring; red nodes received one");
@@ -585,7 +705,7 @@ void write_steps_html(const algorithm_steps& s, std::ostream& os) {
         "{} [{}]. This run: virtual time {} (t_s = {}, t_w = {}), {} steps, {} messages, {} "
         "congestion events. Labels come from the run's own buffers: (0,1) = the blocks of "
         "nodes 0 and 1, [0..3] = a partial sum of nodes 0 to 3, {{0,5}} = node 0's block for "
-        "node 5.",
+        "node 5, a5:2 = element a[5] after 2 iterations of descend.",
         s.formula, s.source, num(r.virtual_time), num(r.cost.t_s), num(r.cost.t_w), r.steps,
         r.trace.size(), r.congestion.size()));
     page(os, s.title, facts, step_svgs(s), "");
@@ -612,14 +732,18 @@ std::string wait_for_svg(const deadlock_error& e, int dim) {
         const std::string what = w.what.substr(0, w.what.find(' '));
         labels[std::size_t(w.node)] = w.dim >= 0 ? fmt::format("{} dim {}", what, w.dim) : what;
     }
-    placer pl = node_boxes(L, dim, labels);
+    std::vector<std::pair<point, point>> arrows;
+    for (const auto& w : e.waits())
+        if (w.peer >= 0 && w.peer < (1 << dim))
+            arrows.emplace_back(L.at[std::size_t(w.node)], L.at[std::size_t(w.peer)]);
+    node_plan plan = plan_nodes(L, dim, labels, arrows);
     for (const auto& w : e.waits()) {
         if (w.peer >= 0 && w.peer < (1 << dim))
-            arrow(body, pl, L.at[std::size_t(w.node)], L.at[std::size_t(w.peer)], dim_colour(w.dim),
-                  marker_ref(w.dim), w.dim < 0, "wait",
+            arrow(body, plan.pl, L.at[std::size_t(w.node)], L.at[std::size_t(w.peer)],
+                  dim_colour(w.dim), marker_ref(w.dim), w.dim < 0, "wait",
                   "node " + std::to_string(w.node) + ": " + w.what, "");
     }
-    draw_nodes(body, L, dim, labels, blocked);
+    draw_nodes(body, L, dim, blocked, plan.texts);
     legend(body, 16, L.height + 10, dim,
            "red: blocked; label: what it waits in (recv, send, delivery)");
     return svg_open(std::max(L.width, 640.0), L.height + 40) + "\n" + body.str() + "</svg>\n";

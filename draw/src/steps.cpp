@@ -5,13 +5,11 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <iterator>
 #include <map>
 #include <mutex>
-#include <new>
 #include <span>
 #include <string_view>
 #include <tuple>
@@ -25,10 +23,12 @@
 #include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/broadcast.hpp>
 #include <hcube/collectives/cm200.hpp>
+#include <hcube/collectives/descend.hpp>
 #include <hcube/collectives/reduce.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
 #include <hcube/collectives/scan.hpp>
 #include <hcube/collectives/scatter.hpp>
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/collectives/shift.hpp>
 
 namespace hcube {
@@ -59,70 +59,63 @@ bool sym_less(const sym& a, const sym& b) {
     return std::tie(a.mask, a.item, a.flags) < std::tie(b.mask, b.item, b.flags);
 }
 
-// Every buffer of symbolic elements the nodes allocate, by the node whose
-// thread allocated it (record_steps runs nodes as threads). Blocks a node
-// holds for others wait in the algorithm's own buffers (scatter's subtree
-// run, ASPC's transit), which the node's in and out never show.
+// Every working buffer of symbolic elements the collectives allocate
+// (scratch.hpp), by the node it belongs to. Blocks a node holds for others
+// wait there (scatter's subtree run, ASPC's transit), which the node's in and
+// out never show.
+// With keep_freed, a buffer's elements outlive it until the node's next
+// snapshot (descend's partners arrive, are used and freed between two calls).
 struct sym_buffers {
     std::mutex lock;
     std::map<const sym*, std::pair<std::size_t, int>> live; // start -> count, node
+    std::map<int, std::vector<sym>> freed;                  // node -> elements
+    bool keep_freed = false;
 };
 sym_buffers& buffers() {
     static sym_buffers b;
     return b;
 }
-thread_local int buffer_owner = -1; // the node running on this thread
 
 } // namespace
-} // namespace hcube
 
-// std::vector<sym> (in the collectives too) allocates through the registry.
 // Fresh storage is zeroed: capacity beyond a vector's size reads as empty.
 template <>
-struct std::allocator<hcube::sym> {
-    using value_type = hcube::sym;
-    using size_type = std::size_t;
-    using difference_type = std::ptrdiff_t;
-    using propagate_on_container_move_assignment = std::true_type;
-    using is_always_equal = std::true_type;
-    allocator() noexcept = default;
-    template <class U>
-    allocator(const std::allocator<U>&) noexcept {}
-    hcube::sym* allocate(std::size_t n) {
-        auto* p = static_cast<hcube::sym*>(::operator new(n * sizeof(hcube::sym)));
-        std::memset(static_cast<void*>(p), 0, n * sizeof(hcube::sym));
-        auto& b = hcube::buffers();
+struct scratch_watch<sym> : std::true_type {
+    static void allocated(int node, sym* p, std::size_t n) {
+        std::fill_n(p, n, sym{});
+        auto& b = buffers();
         const std::lock_guard g(b.lock);
-        b.live[p] = {n, hcube::buffer_owner};
-        return p;
+        b.live[p] = {n, node};
     }
-    void deallocate(hcube::sym* p, std::size_t) noexcept {
-        {
-            auto& b = hcube::buffers();
-            const std::lock_guard g(b.lock);
-            b.live.erase(p);
-        }
-        ::operator delete(p);
+    static void freed(int node, sym* p, std::size_t n) noexcept {
+        auto& b = buffers();
+        const std::lock_guard g(b.lock);
+        b.live.erase(p);
+        if (b.keep_freed)
+            std::copy_if(p, p + n, std::back_inserter(b.freed[node]),
+                         [](const sym& s) { return s.mask != 0; });
     }
-    friend bool operator==(const allocator&, const allocator&) noexcept { return true; }
 };
 
-namespace hcube {
 namespace {
 
-// The distinct elements in all of node i's buffers, in textbook order.
+// The distinct elements in all of node i's buffers, and in those it freed
+// since the last call, in textbook order.
 std::vector<sym> memory_of(int i, std::initializer_list<const std::vector<sym>*> also) {
     std::vector<sym> v;
     for (const auto* b : also)
         v.insert(v.end(), b->begin(), b->end());
-    // Only node i's thread frees its buffers, so they can be read unlocked
-    // (and must be: growing v allocates through the registry).
+    // Only node i frees its buffers, and this runs on node i's context: they
+    // can be read unlocked.
     std::vector<std::span<const sym>> mine;
     {
         auto& b = buffers();
         const std::lock_guard g(b.lock);
         for (const auto& [p, at] : b.live)
             if (at.second == i) mine.emplace_back(p, at.first);
+        auto& gone = b.freed[i];
+        v.insert(v.end(), gone.begin(), gone.end());
+        gone.clear();
     }
     for (const auto b : mine)
         v.insert(v.end(), b.begin(), b.end());
@@ -139,6 +132,7 @@ enum class label_style {
     sums,   // [0..3]: the nodes its partial sums cover
     pairs,  // {0,5}: block of node 0 for node 5
     slots,  // (3|1): element 1 of logical node 3 (seed 001)
+    rounds, // a5:2: element a[5] after 2 iterations (seed 001, section 4)
 };
 
 struct sym_program {
@@ -154,6 +148,29 @@ struct sym_program {
     bool reduction = false;
     // ASPC: seed 001's Table 1, the link each element leaves on in step 1.
     bool schedule = false;
+    // ASPC and descend keep their elements in buffers of their own while they
+    // are relayed: an arrow carries what its receiver gained that its sender
+    // held.
+    bool relayed = false;
+    // descend reads its partners and frees them between two calls: they
+    // count as held until the next snapshot.
+    bool keep_freed = false;
+};
+
+// descend on symbolic elements: a[i] after k iterations is {bit i, k}. Each
+// iteration checks that its partners are a[i +- 2^b] after as many iterations;
+// any other partner marks the result "!mixed".
+struct descend_marks {
+    std::size_t M;
+    sym operator()(int b, std::size_t i, const sym& self, const sym& plus, const sym& minus) const {
+        const auto element = [&](std::size_t j) { return std::uint64_t(1) << (j % M); };
+        const std::size_t h = std::size_t(1) << b;
+        sym s{self.mask, self.item + 1, self.flags | plus.flags | minus.flags};
+        if (plus.mask != element(i + h) || minus.mask != element(i + M - h) ||
+            plus.item != self.item || minus.item != self.item)
+            s.flags |= sym::mixed;
+        return s;
+    }
 };
 
 std::vector<sym> block(int node, std::size_t m) {
@@ -176,7 +193,8 @@ std::vector<sym> blocks(int count, std::size_t m, const std::function<sym(int, s
     throw usage_error(
         "hcube draw has no picture for " + p.op + " " + p.algo +
         " yet; it draws broadcast, reduce, allreduce, scan, exscan, allgather, "
-        "reduce-scatter (hypercube, ring, CM-200), alltoall, shift, scatter and gather");
+        "reduce-scatter (hypercube, ring, CM-200), alltoall, shift, scatter, gather, aspc "
+        "and descend");
 }
 
 // The enum value of p.algo among `names`; an algorithm without a symbolic
@@ -317,6 +335,7 @@ sym_program program_for(const run_params& p) {
         // plus half's results, then the minus half's, land in out.
         g.style = label_style::slots;
         g.schedule = a == "four-step"; // single-port's step 1 sends one element
+        g.relayed = g.schedule;
         each([&](int i) {
             const auto q = int(aspc_schedule::logical_of(node_id(i)));
             g.in[std::size_t(i)] = blocks(p.dim, m, [&](int j, std::size_t) {
@@ -327,6 +346,30 @@ sym_program program_for(const run_params& p) {
         g.body = [](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             const std::span<sym> o(out);
             aspc(me, std::span<const sym>(in), o.first(in.size()), o.subspan(in.size()));
+        };
+    } else if (op == "descend") {
+        // Seed 001, section 4: logical node q holds a[q L .. q L + L - 1]; an
+        // element names its index in the mask, so M is at most 64.
+        const std::size_t M = m;
+        if (M > 64)
+            throw usage_error("hcube draw descend draws up to M = 64 elements (--words); M = " +
+                              std::to_string(M) + " has too many to read");
+        const auto schedule = pick<descend_schedule>(
+            p, {{"direct", descend_schedule::direct}, {"pipelined", descend_schedule::pipelined}});
+        // pcr runs in ascend order (descend.hpp), the other kernels descend.
+        const auto order =
+            p.option("kernel") == "pcr" ? descend_order::ascend : descend_order::descend;
+        g.style = label_style::rounds;
+        g.relayed = g.keep_freed = true;
+        const std::size_t L = M >> p.dim;
+        each([&](int i) {
+            const auto first = std::size_t(aspc_schedule::logical_of(node_id(i))) * L;
+            g.in[std::size_t(i)] = blocks(int(L), 1, [&](int l, std::size_t) {
+                return sym{std::uint64_t(1) << (first + std::size_t(l)), 0, 0};
+            });
+        });
+        g.body = [M, schedule, order](node& me, std::vector<sym>& in, std::vector<sym>&) {
+            descend<sym>(me, std::span<sym>(in), M, descend_marks{M}, schedule, order);
         };
     } else if (op == "shift") {
         own_blocks();
@@ -408,6 +451,9 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
             break;
         case label_style::slots:
             t = fmt::format("({}|{})", std::countr_zero(s.mask), s.item);
+            break;
+        case label_style::rounds:
+            t = fmt::format("a{}:{}", std::countr_zero(s.mask), s.item);
             break;
         }
         if (s.flags & sym::twice) t += "!twice";
@@ -504,6 +550,7 @@ algorithm_steps record_steps(run_params p) {
     if (const std::string why = e.unfit(p); !why.empty())
         throw usage_error(p.op + " " + p.algo + ": " + why);
     sym_program g = program_for(p);
+    buffers().keep_freed = g.keep_freed;
 
     const int n = 1 << p.dim;
     std::vector<std::vector<snapshot>> snaps(static_cast<std::size_t>(n));
@@ -513,28 +560,23 @@ algorithm_steps record_steps(run_params p) {
     };
     config c = machine_config(p);
     c.trace = true;
-    c.executor = executor_kind::threads; // buffer_owner is per thread
-    // On the node's own thread: only that node's vectors are read.
+    // On the node's own context (thread or fiber): only that node's vectors
+    // are read.
     const auto snap = [&](node& me) {
         const int i = me.id();
-        // The snapshots are the picture's, not the node's buffers.
-        buffer_owner = -1;
         snaps[std::size_t(i)].push_back(
             {me.steps(), watched(i),
-             g.transit || g.reduction || g.schedule
+             g.transit || g.reduction || g.relayed
                  ? memory_of(i, {&g.in[std::size_t(i)], &g.out[std::size_t(i)]})
                  : std::vector<sym>{}});
-        buffer_owner = i;
     };
     c.on_call = snap;
     machine mc(c);
     algorithm_steps s;
     s.report = mc.run([&](node& me) {
-        buffer_owner = me.id();
         const auto i = std::size_t(me.id());
         g.body(me, g.in[i], g.out[i]);
         snap(me);
-        buffer_owner = -1;
     });
     s.params = p;
     s.source = e.source;
@@ -674,9 +716,9 @@ algorithm_steps record_steps(run_params p) {
             std::string cargo;
             if (g.transit) {
                 cargo = label(brought[std::size_t(k)][mi], g.style, 4);
-            } else if (g.schedule) {
-                // ASPC keeps its input: what the receiver gained that the
-                // sender had (elements in transit included).
+            } else if (g.relayed) {
+                // ASPC and descend: what the receiver gained that the sender
+                // had (elements in transit included).
                 cargo = label(common(minus(last(t.to, k).memory, last(t.to, k - 1).memory),
                                      last(t.from, k - 1).memory),
                               g.style, 4);

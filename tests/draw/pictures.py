@@ -87,9 +87,11 @@ class Page(HTMLParser):
 
     def handle_data(self, data):
         if self.text_of and self.text_of[0] == "label":
-            # Long labels come in lines (tspans), split at spaces.
+            # Long labels come in lines (tspans), split at spaces or after commas.
             key = self.text_of[1:]
-            self.labels[key] = (self.labels[key] + " " + data) if key in self.labels else data
+            if key in self.labels:
+                data = self.labels[key] + ("" if self.labels[key].endswith(",") else " ") + data
+            self.labels[key] = data
         elif self.text_of:
             self.cells[self.text_of[1:]] = data
 
@@ -149,6 +151,23 @@ for k, want in enumerate(fig_4_15):
     got = [sc.labels.get((k, i)) for i in range(8)]
     check(got == want, f"sc.html step {k}: labels {got}, Figure 4.15 has {want}")
 
+# Seed 001, section 4, on a 2-cube with M = 8 (L = 2): logical node q = G^-1(i)
+# holds a[2q], a[2q + 1]; in pipelined round t element l does iteration t - l.
+# Rounds take 4 steps (the last 2), then one local step: 11 in all.
+logical = [0, 1, 3, 2]
+
+
+def descend_labels(done):
+    return [" ".join(f"a{2 * logical[i] + l}:{done(l)}" for l in range(2)) for i in range(4)]
+
+
+desc = dump("desc.html")
+for k, want in ((0, descend_labels(lambda l: 0)), (4, descend_labels(lambda l: 1 - l)),
+                (8, descend_labels(lambda l: 2 - l)), (10, descend_labels(lambda l: 2)),
+                (11, descend_labels(lambda l: 3))):
+    got = [desc.labels.get((k, i)) for i in range(4)]
+    check(got == want, f"desc.html step {k}: labels {got}, seed 001's pipeline has {want}")
+
 shots = []
 for k in (1, 2):
     shot = os.path.join(d, f"shot-{k}.png")
@@ -191,14 +210,17 @@ for u, line in enumerate(fig_12.splitlines()):
 
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
 
-# Layout: in every step picture of allgather, broadcast, scatter and alltoall
-# on a 3-cube (and allgather on a 4-cube), the node labels, ids and arrow
-# labels, measured by Chromium (getBBox), overlap no other text and stay
-# inside the picture.
+# Layout: in every step picture of allgather, broadcast, scatter, alltoall and
+# descend on a 3-cube (and allgather on a 4-cube, descend on a 2-cube), the node
+# labels, ids and arrow labels, measured by Chromium (getBBox), overlap no
+# other text, stay inside the picture, and (but on the 4-cube, whose long
+# dimension-3 links pass by its inner nodes' texts) cross no arrow, line or
+# head, and no link of the cube.
 svgs = [os.path.join(d, sub, f"step-{k}.svg") for sub in ("steps", "bc", "sc", "a2a")
-        for k in range(4)] + [os.path.join(d, "ag4", f"step-{k}.svg") for k in range(5)]
+        for k in range(4)] + [os.path.join(d, "ag4", f"step-{k}.svg") for k in range(5)] + [
+            os.path.join(d, "desc", f"step-{k}.svg") for k in range(12)]
 measure = """<script>
-var out = [];
+var out = [], lines = [];
 document.querySelectorAll('svg').forEach(function (svg, n) {
   var vb = svg.viewBox.baseVal;
   svg.querySelectorAll('text.label, text.cargo, text.id').forEach(function (t) {
@@ -206,16 +228,22 @@ document.querySelectorAll('svg').forEach(function (svg, n) {
     out.push([n, t.getAttribute('class') + ' ' + t.textContent, b.x, b.y, b.width, b.height,
               vb.width, vb.height]);
   });
+  svg.querySelectorAll('line.msg, line.edge').forEach(function (l) {
+    lines.push([n, l.getAttribute('class'), l.x1.baseVal.value, l.y1.baseVal.value,
+                l.x2.baseVal.value, l.y2.baseVal.value,
+                parseFloat(l.getAttribute('stroke-width'))]);
+  });
 });
-document.getElementById('boxes').textContent = JSON.stringify(out);
+document.getElementById('boxes').textContent = JSON.stringify([out, lines]);
 </script>"""
 with open(os.path.join(d, "layout.html"), "w") as f:
     f.write("<!DOCTYPE html><html><body>" + "".join(open(s).read() for s in svgs) +
             '<pre id="boxes"></pre>' + measure + "</body></html>")
 out, console = browse("layout.html", "", "--dump-dom")
 check(not console, f"layout.html: console messages {console}")
-boxes = json.loads(html.unescape(out.split('<pre id="boxes">')[1].split("</pre>")[0]))
+boxes, lines = json.loads(html.unescape(out.split('<pre id="boxes">')[1].split("</pre>")[0]))
 check(len(boxes) > 100, f"layout.html: only {len(boxes)} texts measured")
+check(len(lines) > 100, f"layout.html: only {len(lines)} lines measured")
 by_svg = {}
 for n, what, x, y, w, h, width, height in boxes:
     by_svg.setdefault(n, []).append((what, x, y, x + w, y + h))
@@ -229,6 +257,47 @@ for n, texts in by_svg.items():
             if (a[1] < b[3] - SLACK and b[1] < a[3] - SLACK and a[2] < b[4] - SLACK
                     and b[2] < a[4] - SLACK):
                 check(False, f"{svgs[n]}: '{a[0]}' overlaps '{b[0]}'")
+
+
+def crosses(p, q, box, pad):
+    """Whether segment p-q, drawn `pad` px wide on either side, meets the box
+    (shrunk by SLACK): Liang-Barsky on the box grown by pad."""
+    x0, y0, x1, y1 = box[1] + SLACK - pad, box[2] + SLACK - pad, box[3] - SLACK + pad, box[4] - SLACK + pad
+    t0, t1 = 0.0, 1.0
+    dx, dy = q[0] - p[0], q[1] - p[1]
+    for den, gap in ((-dx, p[0] - x0), (dx, x1 - p[0]), (-dy, p[1] - y0), (dy, y1 - p[1])):
+        if den == 0:
+            if gap < 0:
+                return False
+            continue
+        t = gap / den
+        if den < 0:
+            t0 = max(t0, t)
+        else:
+            t1 = min(t1, t)
+        if t0 > t1:
+            return False
+    return True
+
+
+# An arrowhead (svg.hpp's marker: 10 units at 0.7 stroke widths, tip 1 unit
+# past the line's end) is a segment along the last 9 units with half its 5
+# units of half-width on either side.
+for n, cls, x1, y1, x2, y2, stroke in lines:
+    if "/ag4/" in svgs[n]:
+        continue
+    length = max(1e-9, ((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5)
+    unit = 0.7 * stroke
+    ux, uy = (x2 - x1) / length, (y2 - y1) / length
+    parts = [((x1, y1), (x2, y2), stroke / 2)]
+    if cls == "msg":
+        parts.append(((x2 - 9 * unit * ux, y2 - 9 * unit * uy), (x2 + unit * ux, y2 + unit * uy),
+                      2.5 * unit))
+    for text in by_svg.get(n, []):
+        # An arrow's own label sits beside it, so it is tested against lines too.
+        if any(crosses(p, q, text, pad) for p, q, pad in parts):
+            check(False, f"{svgs[n]}: '{text[0]}' crosses the {cls} "
+                  f"{x1:.0f},{y1:.0f}-{x2:.0f},{y2:.0f}")
 
 if failures:
     print("\n".join(failures))

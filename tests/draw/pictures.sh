@@ -19,7 +19,13 @@ trap 'rm -rf "$dir"' EXIT
 "$hcube" draw broadcast --algo binomial --dim 3 --svg-dir "$dir/bc" >/dev/null
 "$hcube" draw allgather --algo hypercube --dim 4 --svg-dir "$dir/ag4" >/dev/null
 "$hcube" draw reduce-scatter --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/rs.html" >/dev/null
-"$hcube" draw alltoall --algo dimension-exchange --dim 3 --svg-dir "$dir/a2a" >/dev/null
+"$hcube" draw alltoall --algo dimension-exchange --dim 3 --executor threads --svg-dir "$dir/a2a" >/dev/null
+# Fibers draw what threads draw.
+"$hcube" draw alltoall --algo dimension-exchange --dim 3 --executor fibers --svg-dir "$dir/a2a-fibers" \
+    >/dev/null
+diff -r "$dir/a2a" "$dir/a2a-fibers" >/dev/null || { echo "fibers drew another picture"; exit 1; }
+"$hcube" draw descend --algo pipelined --dim 2 --words 8 --ports all --kernel prefix \
+    --out "$dir/desc.html" --svg-dir "$dir/desc" >/dev/null
 
 # A deadlock draws its wait-for graph and exits 1.
 status=0
@@ -40,7 +46,7 @@ expect_usage() { # expect_usage TEXT ARGS...
 expect_usage "give --out" draw allgather --dim 3
 expect_usage "up to d = 6" draw allgather --dim 7 --out "$dir/x.html"
 expect_usage "Perfetto" run allgather --dim 7 --svg "$dir/x.svg"
-expect_usage "no picture for descend" draw descend --dim 3 --words 8 --out "$dir/x.html"
+expect_usage "up to M = 64" draw descend --dim 3 --words 128 --out "$dir/x.html"
 expect_usage "is not virtual or wall" run allgather --dim 2 --trace "$dir/x.json" --trace-clock cpu
 expect_usage "cannot write" run allgather --dim 2 --trace "$dir/no/such/dir/x.json"
 

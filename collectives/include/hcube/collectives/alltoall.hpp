@@ -24,6 +24,7 @@
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
 #include <hcube/collectives/scatter.hpp>
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/cost/all_port.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/error.hpp>
@@ -82,7 +83,7 @@ template <wire_type T>
 void alltoall_dimension_exchange(node& me, std::span<const T> in, std::span<T> out, std::size_t m) {
     std::copy(in.begin(), in.end(), out.begin());
     const std::size_t p = me.size(), id = me.id(), half = m * p / 2;
-    std::vector<T> outgoing(half), incoming(half);
+    auto outgoing = scratch_of<T>(me, half), incoming = scratch_of<T>(me, half);
     for (int k = 0; k < me.dim(); ++k) {
         const std::size_t run = m << k, first = (~id >> k & 1) * run;
         // Runs start at first, first + 2 run, ...: pack them, exchange, unpack.
@@ -122,7 +123,7 @@ void alltoall_ring(node& me, std::span<const T> in, std::span<T> out, std::size_
     const int from_prev = std::countr_zero(id ^ node_id(at(r + p - 1)));
     std::copy_n(in.begin() + id * m, m, out.begin() + id * m);
     // Blocks for positions r+1, ..., r+p-1, nearest first.
-    std::vector<T> sending((p - 1) * m), receiving((p - 1) * m);
+    auto sending = scratch_of<T>(me, (p - 1) * m), receiving = scratch_of<T>(me, (p - 1) * m);
     for (std::size_t o = 1; o < p; ++o)
         std::copy_n(in.begin() + at(r + o) * m, m, sending.begin() + (o - 1) * m);
     std::span<const T> message(sending);
@@ -162,7 +163,8 @@ void alltoall_all_port(node& me, const In& in_range, Out&& out_range) {
     const int d = me.dim();
     const std::size_t p = std::size_t(me.size()), id = std::size_t(me.id());
     if (d == 0) return void(std::copy(in.begin(), in.end(), out.begin()));
-    auto slots = std::vector<std::vector<E>>(std::size_t(d)), sending = slots, receiving = slots;
+    auto slots = std::vector<scratch<E>>(std::size_t(d), scratch_of<E>(me)), sending = slots,
+         receiving = slots;
     for (int j = 0; j < d; ++j) {
         const block b = detail::tree_part(m, d, j);
         auto& s = slots[std::size_t(j)];

@@ -33,6 +33,7 @@
 #include <hcube/collectives/detail/link_step.hpp>
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/cost/aspc.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -85,7 +86,7 @@ void aspc_routes(node& me, std::span<const aspc_route<T>> routes) {
     std::size_t transit_size = 0;
     for (const auto& r : routes)
         if (r.j > 0) transit_size += r.recv.size();
-    std::vector<T> transit(transit_size);
+    auto transit = scratch_of<T>(me, transit_size);
 
     std::vector<link_out<T>> outs;
     std::vector<link_in<T>> ins;

@@ -50,6 +50,7 @@
 #include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/cost/aspc.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -129,7 +130,7 @@ template <wire_type T, class F>
 void descend_local(node& me, const descend_layout& s, std::span<T> a, int b, F& f) {
     namespace hs = aspc_schedule;
     const std::size_t h = std::size_t{1} << b, L = s.L;
-    std::vector<T> left(h), right(h), next(L);
+    auto left = scratch_of<T>(me, h), right = scratch_of<T>(me, h), next = scratch_of<T>(me, L);
     const std::span<const T> ca(a);
     const int up = hs::phi(s.n, s.q, 0), down = hs::phi_bar(s.n, s.q, 0);
     // ins[r] is what the peer sends as its outs[r] (single-port order).
@@ -170,7 +171,7 @@ void descend_inter_pipelined(node& me, const descend_layout& s, std::span<T> a, 
     const int n = s.n;
     const auto L = std::int64_t(s.L);
     const auto slots = std::size_t(n);
-    std::vector<T> from_minus_side(slots), from_plus_side(slots);
+    auto from_minus_side = scratch_of<T>(me, slots), from_plus_side = scratch_of<T>(me, slots);
     std::vector<aspc_route<T>> plus, minus;
     for (std::int64_t t = 0; t < L + n - 1; ++t) {
         const std::int64_t it_lo = std::max<std::int64_t>(0, t - L + 1);

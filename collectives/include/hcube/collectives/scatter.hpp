@@ -18,6 +18,7 @@
 #include <hcube/collectives/blocks.hpp>
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/cost/all_port.hpp>
 #include <hcube/cost/rooted.hpp>
 #include <hcube/error.hpp>
@@ -212,7 +213,7 @@ template <class E>
 struct rotated_holdings {
     node_id v;
     std::vector<subtree_slots> shares;
-    std::vector<std::vector<E>> held;
+    std::vector<scratch<E>> held;
 };
 
 template <class E>
@@ -224,7 +225,7 @@ rotated_holdings<E> hold_rotated(node& me, int root, const char* op, std::size_t
     const node_id v = node_id(me.id() ^ root);
     rotated_holdings<E> h{v, rotated_shares(me.dim(), v, m), {}};
     for (const auto& s : h.shares)
-        h.held.emplace_back(s.count() * s.w);
+        h.held.push_back(scratch_of<E>(me, s.count() * s.w));
     return h;
 }
 
@@ -276,7 +277,7 @@ void scatter_trees(node& me, const In& all_range, Out&& mine_range, int root) {
                 std::copy_n(all.begin() + std::ptrdiff_t((s.node_of(v, t) ^ root) * m + at), s.w,
                             held[std::size_t(j)].begin() + std::ptrdiff_t(t * s.w));
         }
-    std::vector<E> out;
+    auto out = scratch_of<E>(me);
     for (int u = 0; u < d; ++u) {
         for (int j = 0; j < d; ++j)
             if (const auto& s = shares[std::size_t(j)]; u > s.heard && s.w > 0) {
@@ -310,7 +311,7 @@ void gather_trees(node& me, const In& mine_range, Out&& all_range, int root) {
     for (int j = 0; j < d; ++j)
         std::copy_n(mine.begin() + std::ptrdiff_t(detail::tree_part(m, d, j).begin),
                     shares[std::size_t(j)].w, held[std::size_t(j)].begin());
-    std::vector<E> in;
+    auto in = scratch_of<E>(me);
     for (int u = d - 1; u >= 0; --u) {
         for (int j = 0; j < d; ++j)
             if (const auto& s = shares[std::size_t(j)]; u == s.heard && s.w > 0)
@@ -360,7 +361,7 @@ void scatter(node& me, const In& all_range, Out&& mine_range, int root,
     // A node at level L receives its subtree's 2^L blocks and passes on all but its own.
     const int level = detail::tree_level(me, root);
     const std::size_t origin = detail::subtree_first(me.id(), level) * m;
-    std::vector<E> run(m << level);
+    auto run = scratch_of<E>(me, m << level);
     detail::scatter_tree<E>(me, root, extent, run, run, origin);
     std::copy_n(run.begin() + (mine_at - origin), m, mine.begin());
 }
@@ -391,7 +392,7 @@ void gather(node& me, const In& mine_range, Out&& all_range, int root,
     }
     const int level = detail::tree_level(me, root);
     const std::size_t origin = detail::subtree_first(me.id(), level) * m;
-    std::vector<E> run(m << level);
+    auto run = scratch_of<E>(me, m << level);
     std::copy(mine.begin(), mine.end(), run.begin() + (mine_at - origin));
     detail::gather_tree<E>(me, root, extent, run, run, origin);
 }

@@ -10,6 +10,7 @@
 #include <span>
 #include <vector>
 
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/topology.hpp>
 
 namespace hcube::cm200::detail {
@@ -24,7 +25,7 @@ struct rank_run {
 template <class T>
 struct partial {
     std::vector<rank_run> runs;
-    std::vector<T> vals;
+    scratch<T> vals;
 };
 
 // Maximal runs of the marked ranks; clears the marks it read.
@@ -45,7 +46,7 @@ inline std::vector<rank_run> take_runs(std::vector<char>& marked) {
 // adjacent runs lower-ranks-first with comb(lower, higher).
 template <bool OneValue, class W, class Comb>
 partial<W> merge(const partial<W>& a, const partial<W>& b, std::size_t w, const Comb& comb) {
-    partial<W> out;
+    partial<W> out{{}, scratch<W>(a.vals.get_allocator())};
     if constexpr (OneValue) {
         out.vals.resize(w);
         for (std::size_t k = 0; k < w; ++k)
@@ -73,8 +74,8 @@ partial<W> merge(const partial<W>& a, const partial<W>& b, std::size_t w, const 
 }
 
 // Channel c's elements of a block of `size` elements: addresses c, c + C, ...
-template <class T>
-void gather_channel(std::span<const T> block, int c, int channels, std::vector<T>& into) {
+template <class T, class A>
+void gather_channel(std::span<const T> block, int c, int channels, std::vector<T, A>& into) {
     into.clear();
     for (std::size_t s = std::size_t(c); s < block.size(); s += std::size_t(channels))
         into.push_back(block[s]);
@@ -88,12 +89,12 @@ struct indexed {
 };
 
 // The values of a received subblock, for a hook.
-template <class T>
-std::span<const T> values_of(const std::vector<T>& v, std::vector<T>&) {
+template <class T, class A>
+std::span<const T> values_of(const std::vector<T, A>& v, std::vector<T>&) {
     return v;
 }
-template <class T>
-std::span<const T> values_of(const std::vector<indexed<T>>& v, std::vector<T>& tmp) {
+template <class T, class A>
+std::span<const T> values_of(const std::vector<indexed<T>, A>& v, std::vector<T>& tmp) {
     tmp.clear();
     for (const auto& w : v)
         tmp.push_back(w.value);

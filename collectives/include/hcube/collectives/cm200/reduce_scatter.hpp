@@ -102,7 +102,7 @@ void cycle_reduce_scatter(node& me, std::span<const T> in, std::span<T> out, con
     // Own contribution to block b on channel c, as a partial over {my_rank}:
     // by the formulas, or (index motion) at the indices the partial `like` carries.
     auto own = [&](node_id b, int c, const partial<W>* like) {
-        partial<W> p;
+        partial<W> p{{}, scratch_of<W>(me)};
         if constexpr (!one_value) p.runs.push_back({my_rank, my_rank});
         const std::size_t begin = alloc.offset(rank_of(b, order)), w = width(b, c);
         for (std::size_t k = 0; k < w; ++k) {
@@ -116,7 +116,7 @@ void cycle_reduce_scatter(node& me, std::span<const T> in, std::span<T> out, con
         }
         return p;
     };
-    std::vector<partial<W>> cur{std::size_t(ch)}, got{std::size_t(ch)};
+    std::vector<partial<W>> cur(std::size_t(ch), {{}, scratch_of<W>(me)}), got = cur;
     for (int c = 0; c < ch; ++c)
         cur[c] = own(cs.block_at(0, c), c, nullptr);
     std::vector<char> marked(std::size_t(1) << cs.d, 0);
@@ -243,7 +243,7 @@ void reduce_scatter_reduce_and_spread(node& me, const In& in_range, Out&& out_ra
     const int vars = detail::spread_parts(me);
     const subblocks sb(in.size(), vars);
     using E = element_t<T, In>;
-    std::vector<detail::partial<E>> cur{std::size_t(vars)}, got{std::size_t(vars)};
+    std::vector<detail::partial<E>> cur(std::size_t(vars), {{}, scratch_of<E>(me)}), got = cur;
     for (int v = 0; v < vars; ++v) {
         detail::gather_channel(in, v, vars, cur[v].vals);
         if constexpr (!one_value) cur[v].runs.push_back({rank, rank});
