@@ -34,9 +34,8 @@ struct bench_command {
     run_params params;
     std::string kind, svg;
     std::vector<std::size_t> sizes;
-    long iterations = 0;
-    double seconds = 0;
-    int samples = 5, window = 64;
+    timing_params timing;
+    int window = 64;
     bool csv = false, json = false;
 };
 
@@ -97,7 +96,7 @@ std::string machine_line(const mb::table& t) {
 void print_text(const bench_command& c, const mb::table& t) {
     fmt::print("# hcube bench {}: {}\n# {}\n# median of {} samples (min and max beside it), "
                "each of `iterations` repetitions after a warm-up\n",
-               c.kind, machine_line(t), t.method, c.samples);
+               c.kind, machine_line(t), t.method, c.timing.samples);
     std::string line = "#";
     for (const std::string& col : t.columns)
         line += fmt::format(" {:>14}", col);
@@ -128,7 +127,7 @@ void print_json(const bench_command& c, const mb::table& t) {
     j["executor"] = std::string(to_string(t.machine.executor));
     j["links"] = std::string(to_string(t.machine.links));
     j["link_capacity"] = t.machine.link_capacity;
-    j["samples"] = c.samples;
+    j["samples"] = c.timing.samples;
     j["window"] = c.window;
     j["method"] = t.method;
     j["rows"] = json::array();
@@ -192,15 +191,14 @@ int bench(bench_command& c) {
         throw usage_error(what);
     }
     if (c.csv && c.json) throw usage_error("give --csv or --json, not both");
-    if (c.iterations > 0 && c.seconds > 0)
-        throw usage_error("give --iterations or --seconds, not both");
+    check_timing(c.timing);
     mb::setup s;
     s.what = mb::kinds[it - names.begin()];
     s.machine = machine_config(c.params);
     s.sizes = c.sizes.empty() ? mb::default_sizes(s.what) : c.sizes;
-    s.iterations = c.iterations;
-    if (c.seconds > 0) s.seconds = c.seconds;
-    s.samples = c.samples;
+    s.iterations = c.timing.iterations;
+    if (c.timing.seconds > 0) s.seconds = c.timing.seconds;
+    s.samples = c.timing.samples;
     s.window = c.window;
     std::ofstream svg; // opened first: a bad path is found before the measurements
     if (!c.svg.empty()) svg = open_output(c.svg);
@@ -241,16 +239,7 @@ action add_bench(CLI::App& hcube) {
         "message sizes in bytes, e.g. 0,64,4K or 1-4M (powers of two); default 0-4M for "
         "latency (0 and 1..4M), 1-4M for bw, bibw and allport, 1-8K for rate")
         ->type_name("LIST");
-    add_number(app, "--iterations", c->iterations, 1L, 1L << 30, "an integer in 1..2^30",
-               "repetitions per sample (round trips, windows, exchanges); default: as many as "
-               "fill --seconds")
-        ->type_name("N");
-    add_number(app, "--seconds", c->seconds, 1e-6, 60.0, "a number of seconds in 1e-06..60",
-               "time per size for the samples when --iterations is not given (default 0.1)")
-        ->type_name("S");
-    add_number(app, "--samples", c->samples, 1, 101, "an integer in 1..101",
-               "samples per size, median, min and max taken (default 5)")
-        ->type_name("N");
+    add_timing_options(app, c->timing, "round trips, windows, exchanges");
     add_number(app, "--window", c->window, 1, 4096, "an integer in 1..4096",
                "bw, bibw, rate: messages sent back to back per repetition (default 64)")
         ->type_name("W");

@@ -129,5 +129,51 @@ usage_error "cannot write $tmp/no/such/dir/plot.svg" bench latency "${quick[@]}"
 usage_error "allport at d = 6 with 67108864-byte messages needs 122880 MiB of buffers (at most 1024 MiB)" \
     bench allport --dim 6 --sizes 64M
 
+# hcube calibrate: the fit and its points as JSON, the file it writes, and
+# hcube run --cost calibrated reading it. The tests never touch $HOME.
+export HCUBE_CALIBRATION=$tmp/calibration.json
+json=$("$hcube" calibrate --json --words 1,64,4096 "${quick[@]:0:4}") ||
+    fail "calibrate --json: exit status $?"
+printf '%s\n' "$json" >"$tmp/calibrate.json"
+python3 - "$tmp/calibrate.json" "$HCUBE_CALIBRATION" <<'PY' || fail "calibrate --json: $json"
+import json, sys
+close = lambda a, b: abs(a - b) <= 1e-13 * b  # stdout has 15 digits, the file all
+j = json.load(open(sys.argv[1]))
+assert list(j) == ["executor", "links", "t_s", "t_w", "word_bytes", "r2", "worst_residual",
+                   "samples", "file", "points"], list(j)
+assert (j["executor"], j["links"], j["word_bytes"], j["file"]) == ("threads", "ring", 4,
+                                                                    sys.argv[2]), j
+assert j["t_s"] >= 0 and j["t_w"] >= 0 and j["t_s"] + j["t_w"] > 0, j
+assert j["r2"] <= 1 and j["worst_residual"] >= 0, j
+assert [p["words"] for p in j["points"]] == [1, 64, 4096], j["points"]
+for p in j["points"]:
+    assert p["seconds"] > 0, p
+    assert abs(p["fitted"] - (j["t_s"] + j["t_w"] * p["words"])) <= 1e-9 * p["fitted"], p
+saved = json.load(open(sys.argv[2]))["threads+ring"]
+assert close(j["t_s"], saved["t_s"]) and close(j["t_w"], saved["t_w"]), saved
+assert saved["points"] == 3, saved
+PY
+out=$("$hcube" calibrate --links boost --words 1,16 "${quick[@]:0:4}") ||
+    fail "calibrate --links boost: exit status $?"
+expect_line "$out" '^# hcube calibrate: threads executor, boost links' "calibrate machine line"
+expect_line "$out" '^ +16( +[0-9.e+-]+){2} +[0-9.e+-]+%$' "calibrate line of 16 words"
+expect_line "$out" '^t_w = .* s per word \(a word: int32, 4 bytes' "calibrate t_w line"
+expect_line "$out" '^fit: R\^2 = ' "calibrate fit line"
+run=$("$hcube" run alltoall --dim 2 --cost calibrated --json) || fail "run --cost calibrated: $?"
+python3 -c '
+import json, sys
+run, saved = json.loads(sys.argv[1]), json.load(open(sys.argv[2]))["threads+ring"]
+close = lambda a, b: abs(a - b) <= 1e-13 * b  # the run prints 15 digits
+assert close(run["ts"], saved["t_s"]) and close(run["tw"], saved["t_w"]), (run, saved)
+assert run["formula_time"] == run["virtual_time"] > 0, run
+' "$run" "$HCUBE_CALIBRATION" || fail "run --cost calibrated: $run"
+usage_error "no calibration for fibers+ring in $HCUBE_CALIBRATION: run \`hcube calibrate --executor fibers --links ring\` first" \
+    run alltoall --cost calibrated --executor fibers
+usage_error "--cost calibrated sets t_s and t_w; give it or --ts/--tw, not both" \
+    run alltoall --cost calibrated --tw 2
+usage_error "--words needs at least two sizes" calibrate --words 64
+usage_error "unknown option '--dim'" calibrate --dim 2
+usage_error "give --iterations or --seconds, not both" calibrate --iterations 2 --seconds 1
+
 echo "cli_bench: $failures failure(s)"
 [ "$failures" -eq 0 ]
