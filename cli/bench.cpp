@@ -13,6 +13,7 @@
 
 #include <hcube/catalog.hpp>
 #include <hcube/cli/args.hpp>
+#include <hcube/driver/collective_bench.hpp>
 #include <hcube/driver/microbench.hpp>
 #include <hcube/error.hpp>
 
@@ -32,11 +33,10 @@ constexpr std::size_t max_size = std::size_t(64) << 20;
 
 struct bench_command {
     run_params params;
-    std::string kind, svg;
+    std::string kind, op, algo, svg; // op and algo: collective only
     std::vector<std::size_t> sizes;
-    long iterations = 0;
-    double seconds = 0;
-    int samples = 5, window = 64;
+    timing_params timing;
+    int window = 64;
     bool csv = false, json = false;
 };
 
@@ -88,56 +88,95 @@ std::string cell(double v) {
     return number(v, v == std::floor(v) && std::fabs(v) < 1e15 ? 15 : 4);
 }
 
-std::string machine_line(const mb::table& t) {
-    const config& c = t.machine;
-    return fmt::format("d = {} ({} nodes), {}, {} links, link capacity {}", c.dim, 1 << c.dim,
-                       to_string(c.executor), to_string(c.links), c.link_capacity);
-}
+// A table as printed: the machine, what was measured, columns and cells.
+struct grid {
+    config machine;
+    std::string method;
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows;
+};
 
-void print_text(const bench_command& c, const mb::table& t) {
-    fmt::print("# hcube bench {}: {}\n# {}\n# median of {} samples (min and max beside it), "
-               "each of `iterations` repetitions after a warm-up\n",
-               c.kind, machine_line(t), t.method, c.samples);
-    std::string line = "#";
-    for (const std::string& col : t.columns)
-        line += fmt::format(" {:>14}", col);
-    fmt::print("{}\n", line);
-    for (const auto& row : t.rows) {
-        line = " ";
-        for (const double v : row)
-            line += fmt::format(" {:>14}", cell(v));
-        fmt::print("{}\n", line);
-    }
-}
-
-void print_csv(const mb::table& t) {
-    fmt::print("{}\n", fmt::join(t.columns, ","));
+grid grid_of(const mb::table& t) {
+    grid g{t.machine, t.method, t.columns, {}};
     for (const auto& row : t.rows) {
         std::vector<std::string> cells;
         for (const double v : row)
             cells.push_back(cell(v));
-        fmt::print("{}\n", fmt::join(cells, ","));
+        g.rows.push_back(std::move(cells));
+    }
+    return g;
+}
+
+// One row per algorithm and size; auto and fastest are 1 or 0.
+grid grid_of(const mb::collective_table& t) {
+    grid g{t.machine,
+           t.method,
+           {"algo", "words", "time_us", "min_us", "max_us", "predicted_us", "calls", "auto",
+            "fastest"},
+           {}};
+    for (const mb::collective_row& r : t.rows)
+        g.rows.push_back({r.algo, cell(double(r.words)), cell(r.seconds.median * 1e6),
+                          cell(r.seconds.min * 1e6), cell(r.seconds.max * 1e6),
+                          cell(r.predicted * 1e6), cell(double(r.calls)), cell(r.chosen),
+                          cell(r.fastest)});
+    return g;
+}
+
+std::string machine_line(const config& c) {
+    return fmt::format("d = {} ({} nodes), {}, {} links, link capacity {}", c.dim, 1 << c.dim,
+                       to_string(c.executor), to_string(c.links), c.link_capacity);
+}
+
+void print_text(const bench_command& c, const grid& g) {
+    fmt::print("# hcube bench {}: {}\n# {}\n# median of {} samples (min and max beside it), "
+               "each of `iterations` repetitions after a warm-up\n",
+               c.kind, machine_line(g.machine), g.method, c.timing.samples);
+    std::vector<std::size_t> width(g.columns.size(), 14);
+    for (const auto& row : g.rows)
+        for (std::size_t i = 0; i < row.size(); ++i)
+            width[i] = std::max(width[i], row[i].size());
+    std::string line = "#";
+    for (std::size_t i = 0; i < g.columns.size(); ++i)
+        line += fmt::format(" {:>{}}", g.columns[i], width[i]);
+    fmt::print("{}\n", line);
+    for (const auto& row : g.rows) {
+        line = " ";
+        for (std::size_t i = 0; i < row.size(); ++i)
+            line += fmt::format(" {:>{}}", row[i], width[i]);
+        fmt::print("{}\n", line);
     }
 }
 
-void print_json(const bench_command& c, const mb::table& t) {
+void print_csv(const grid& g) {
+    fmt::print("{}\n", fmt::join(g.columns, ","));
+    for (const auto& row : g.rows)
+        fmt::print("{}\n", fmt::join(row, ","));
+}
+
+// The machine, `before` (the kind's own keys), the method, the rows (numbers
+// as numbers), then `after`.
+void print_json(const bench_command& c, const grid& g, const json& before, const json& after) {
     json j;
     j["kind"] = c.kind;
-    j["dim"] = t.machine.dim;
-    j["nodes"] = 1 << t.machine.dim;
-    j["executor"] = std::string(to_string(t.machine.executor));
-    j["links"] = std::string(to_string(t.machine.links));
-    j["link_capacity"] = t.machine.link_capacity;
-    j["samples"] = c.samples;
-    j["window"] = c.window;
-    j["method"] = t.method;
+    j["dim"] = g.machine.dim;
+    j["nodes"] = 1 << g.machine.dim;
+    j["executor"] = std::string(to_string(g.machine.executor));
+    j["links"] = std::string(to_string(g.machine.links));
+    j["link_capacity"] = g.machine.link_capacity;
+    j["samples"] = c.timing.samples;
+    j.update(before);
+    j["method"] = g.method;
     j["rows"] = json::array();
-    for (const auto& row : t.rows) {
+    for (const auto& row : g.rows) {
         json r;
-        for (std::size_t i = 0; i < row.size(); ++i)
-            r[t.columns[i]] = json_number(std::strtod(cell(row[i]).c_str(), nullptr));
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            char* end = nullptr;
+            const double v = std::strtod(row[i].c_str(), &end);
+            r[g.columns[i]] = *end == 0 ? json_number(v) : json(row[i]);
+        }
         j["rows"].push_back(r);
     }
+    j.update(after);
     fmt::print("{}\n", json_line(j));
 }
 
@@ -175,14 +214,49 @@ std::string svg_of(const bench_command& c, const mb::table& t) {
     const std::string y_label = t.what == mb::kind::latency ? "one-way latency (us)"
                                 : t.what == mb::kind::rate  ? "messages per second"
                                                             : "bandwidth (MB/s)";
-    return log_log_svg(fmt::format("hcube bench {}: {}", c.kind, machine_line(t)),
+    return log_log_svg(fmt::format("hcube bench {}: {}", c.kind, machine_line(t.machine)),
                        "message size (bytes)", y_label, curves);
+}
+
+// hcube bench collective OP: --sizes are words (the catalog's m).
+int bench_collective(const bench_command& c) {
+    if (!c.svg.empty()) throw usage_error("--svg plots the link benchmarks, not collective");
+    if (c.op.empty()) throw usage_error("missing operation: hcube bench collective OP");
+    mb::collective_setup s;
+    s.params = c.params;
+    s.params.op = c.op;
+    s.params.algo = c.algo.empty() ? "all" : c.algo;
+    s.words = c.sizes.empty() ? std::vector<std::size_t>{1, 64, 4096} : c.sizes;
+    s.iterations = c.timing.iterations;
+    if (c.timing.seconds > 0) s.seconds = c.timing.seconds;
+    s.samples = c.timing.samples;
+    const mb::collective_table t = mb::run_collective(s);
+    const grid g = grid_of(t);
+    const json agreement = std::isnan(t.agreement) ? json(nullptr) : json_number(t.agreement);
+    if (c.csv) {
+        print_csv(g);
+    } else if (c.json) {
+        print_json(c, g,
+                   {{"op", c.op},
+                    {"t_s", json_number(t.machine.cost.t_s)},
+                    {"t_w", json_number(t.machine.cost.t_w)}},
+                   {{"compared_sizes", t.compared_sizes}, {"agreement", agreement}});
+    } else {
+        print_text(c, g);
+        fmt::print("# t_s = {} s, t_w = {} s per word; auto --cost calibrated chose the fastest "
+                   "at {} of {} sizes with two or more algorithms\n",
+                   number(t.machine.cost.t_s, 4), number(t.machine.cost.t_w, 4),
+                   std::isnan(t.agreement) ? 0 : std::lround(t.agreement * t.compared_sizes),
+                   t.compared_sizes);
+    }
+    return exit_ok;
 }
 
 int bench(bench_command& c) {
     std::vector<std::string> names;
     for (const mb::kind k : mb::kinds)
         names.emplace_back(mb::to_string(k));
+    names.emplace_back("collective");
     const auto it = std::find(names.begin(), names.end(), c.kind);
     if (c.kind.empty()) throw usage_error("missing benchmark: " + one_of(names));
     if (it == names.end()) {
@@ -192,26 +266,29 @@ int bench(bench_command& c) {
         throw usage_error(what);
     }
     if (c.csv && c.json) throw usage_error("give --csv or --json, not both");
-    if (c.iterations > 0 && c.seconds > 0)
-        throw usage_error("give --iterations or --seconds, not both");
+    check_timing(c.timing);
+    if (c.kind == "collective") return bench_collective(c);
+    if (!c.op.empty()) throw usage_error(c.kind + " takes no operation ('" + c.op + "')");
+    if (!c.algo.empty()) throw usage_error("--algo applies to bench collective, not " + c.kind);
     mb::setup s;
     s.what = mb::kinds[it - names.begin()];
     s.machine = machine_config(c.params);
     s.sizes = c.sizes.empty() ? mb::default_sizes(s.what) : c.sizes;
-    s.iterations = c.iterations;
-    if (c.seconds > 0) s.seconds = c.seconds;
-    s.samples = c.samples;
+    s.iterations = c.timing.iterations;
+    if (c.timing.seconds > 0) s.seconds = c.timing.seconds;
+    s.samples = c.timing.samples;
     s.window = c.window;
     std::ofstream svg; // opened first: a bad path is found before the measurements
     if (!c.svg.empty()) svg = open_output(c.svg);
     const mb::table t = mb::run(s);
     if (!c.svg.empty()) svg << svg_of(c, t);
+    const grid g = grid_of(t);
     if (c.csv)
-        print_csv(t);
+        print_csv(g);
     else if (c.json)
-        print_json(c, t);
+        print_json(c, g, {{"window", c.window}}, json::object());
     else
-        print_text(c, t);
+        print_text(c, g);
     return exit_ok;
 }
 
@@ -222,35 +299,36 @@ action add_bench(CLI::App& hcube) {
         "bench", "Microbenchmarks of the links, as the OSU micro-benchmarks measure MPI: one "
                  "line per message size with the median (min, max) and the limit that bounds "
                  "it, measured in the same run: latency (ping-pong), bw and bibw (windows of "
-                 "messages one way and both ways), rate (messages per second) and allport "
-                 "(every node driving 1..d links at once).");
+                 "messages one way and both ways), rate (messages per second), allport "
+                 "(every node driving 1..d links at once) and collective OP (time per call of "
+                 "an operation's algorithms, the calibrated model's prediction, auto's choice "
+                 "and the fastest).");
     auto c = std::make_shared<bench_command>();
     run_params& p = c->params;
     p.dim = 1;
-    app.add_option("KIND", c->kind, "latency, bw, bibw, rate or allport")->type_name("");
+    app.add_option("KIND", c->kind, "latency, bw, bibw, rate, allport or collective")
+        ->type_name("");
+    app.add_option("OP", c->op, "collective: an operation of `hcube list`")->type_name("");
     add_machine_options(app, p);
-    // Virtual time and the port model are the emulator's; a benchmark
-    // measures wall time on one link (allport: all-port on all of them).
-    for (const char* flag : {"--ts", "--tw", "--ports"})
+    // Virtual time is the emulator's; a benchmark measures wall time on one
+    // link (allport: all-port on all of them), collective under --ports.
+    for (const char* flag : {"--ts", "--tw"})
         app.remove_option(app.get_option(flag));
     app.get_option("--dim")->description(
         "hypercube dimension (default 1: two nodes); latency, bw, bibw and rate use link 0 "
-        "between nodes 0 and 1, allport every link of every node");
+        "between nodes 0 and 1, allport every link of every node; collective: default 4");
     add_value(
         app, "--sizes", [c](const std::string& v) { c->sizes = parse_sizes("--sizes", v); },
         "message sizes in bytes, e.g. 0,64,4K or 1-4M (powers of two); default 0-4M for "
-        "latency (0 and 1..4M), 1-4M for bw, bibw and allport, 1-8K for rate")
+        "latency (0 and 1..4M), 1-4M for bw, bibw and allport, 1-8K for rate; collective: "
+        "words (the catalog's m), default 1,64,4096")
         ->type_name("LIST");
-    add_number(app, "--iterations", c->iterations, 1L, 1L << 30, "an integer in 1..2^30",
-               "repetitions per sample (round trips, windows, exchanges); default: as many as "
-               "fill --seconds")
-        ->type_name("N");
-    add_number(app, "--seconds", c->seconds, 1e-6, 60.0, "a number of seconds in 1e-06..60",
-               "time per size for the samples when --iterations is not given (default 0.1)")
-        ->type_name("S");
-    add_number(app, "--samples", c->samples, 1, 101, "an integer in 1..101",
-               "samples per size, median, min and max taken (default 5)")
-        ->type_name("N");
+    add_value(
+        app, "--algo", [c](const std::string& v) { c->algo = v; },
+        "collective: an algorithm of OP, auto, or all (default: every algorithm that fits, "
+        "with auto's choice and the fastest marked)")
+        ->type_name("NAME");
+    add_timing_options(app, c->timing, "round trips, windows, exchanges");
     add_number(app, "--window", c->window, 1, 4096, "an integer in 1..4096",
                "bw, bibw, rate: messages sent back to back per repetition (default 64)")
         ->type_name("W");
@@ -262,7 +340,10 @@ action add_bench(CLI::App& hcube) {
         ->type_name("FILE");
     app.footer("Times are wall time on a machine that may be shared: compare a line with its "
                "limit, measured in turns with it, rather than with another run.");
-    return [c] { return bench(*c); };
+    return [c, &app] {
+        if (c->kind == "collective" && app.count("--dim") == 0) c->params.dim = 4;
+        return bench(*c);
+    };
 }
 
 } // namespace hcube::cli

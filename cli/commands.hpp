@@ -16,10 +16,11 @@ namespace hcube::cli {
 // failed run (status 1).
 using action = std::function<int()>;
 
-action add_info(CLI::App& hcube);  // hcube info --dim D [--json]
-action add_list(CLI::App& hcube);  // hcube list
-action add_run(CLI::App& hcube);   // hcube run OP --algo NAME ...
-action add_draw(CLI::App& hcube);  // hcube draw OP --algo NAME ... --out FILE.html
-action add_bench(CLI::App& hcube); // hcube bench latency|bw|bibw|rate|allport ...
+action add_info(CLI::App& hcube);      // hcube info --dim D [--json]
+action add_list(CLI::App& hcube);      // hcube list
+action add_run(CLI::App& hcube);       // hcube run OP --algo NAME ...
+action add_draw(CLI::App& hcube);      // hcube draw OP --algo NAME ... --out FILE.html
+action add_bench(CLI::App& hcube);     // hcube bench latency|bw|bibw|rate|allport ...
+action add_calibrate(CLI::App& hcube); // hcube calibrate [--executor E] [--links L] ...
 
 } // namespace hcube::cli

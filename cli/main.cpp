@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
         {"run", add_run(app)},
         {"draw", add_draw(app)},
         {"bench", add_bench(app)},
+        {"calibrate", add_calibrate(app)},
     };
     // clang-format on
     // No command: the overview, as a usage error; "help" is --help.

@@ -139,4 +139,21 @@ void add_catalog_options(CLI::App& app, const catalog& c, run_params& p) {
     }
 }
 
+void add_timing_options(CLI::App& app, timing_params& t, const std::string& repeated) {
+    add_number(app, "--iterations", t.iterations, 1L, 1L << 30, "an integer in 1..2^30",
+               "repetitions per sample (" + repeated + "); default: as many as fill --seconds")
+        ->type_name("N");
+    add_number(app, "--seconds", t.seconds, 1e-6, 60.0, "a number of seconds in 1e-06..60",
+               "time per size for the samples when --iterations is not given (default 0.1)")
+        ->type_name("S");
+    add_number(app, "--samples", t.samples, 1, 101, "an integer in 1..101",
+               "samples per size, median, min and max taken (default 5)")
+        ->type_name("N");
+}
+
+void check_timing(const timing_params& t) {
+    if (t.iterations > 0 && t.seconds > 0)
+        throw usage_error("give --iterations or --seconds, not both");
+}
+
 } // namespace hcube::cli

@@ -21,4 +21,18 @@ void add_data_options(CLI::App& app, run_params& p);
 // once each, into p.options; run_algorithm checks them against the entry.
 void add_catalog_options(CLI::App& app, const catalog& c, run_params& p);
 
+// How long a measurement runs (hcube bench, hcube calibrate).
+struct timing_params {
+    long iterations = 0; // repetitions per sample; 0: as many as fill `seconds`
+    double seconds = 0;  // per size; 0: the benchmark's default
+    int samples = 5;
+};
+
+// --iterations N, --seconds S, --samples N; `repeated` says what one
+// repetition is, e.g. "round trips, windows, exchanges".
+void add_timing_options(CLI::App& app, timing_params& t, const std::string& repeated);
+
+// A usage_error when --iterations and --seconds are both given.
+void check_timing(const timing_params& t);
+
 } // namespace hcube::cli

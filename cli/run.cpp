@@ -18,6 +18,7 @@
 #include <hcube/catalog.hpp>
 #include <hcube/cli/args.hpp>
 #include <hcube/draw.hpp>
+#include <hcube/driver/calibration.hpp>
 #include <hcube/error.hpp>
 
 #include "commands.hpp"
@@ -158,6 +159,7 @@ struct run_command {
     bool json = false;
     std::string trace, svg;  // --trace FILE.json, --svg FILE.svg
     bool wall_clock = false; // --trace-clock wall
+    bool calibrated = false; // --cost calibrated
 };
 
 // --trace and --svg: the run's Chrome trace and space-time diagram.
@@ -239,6 +241,11 @@ action add_run(CLI::App& hcube) {
     CLI::Option* by_schedule =
         add_value(app, "--schedule", algo, "the same as --algo (descend's direct|pipelined)");
     add_machine_options(app, p);
+    add_choice(
+        app, "--cost", {"virtual", "calibrated"}, [c](std::size_t i) { c->calibrated = i == 1; },
+        "the cost model: virtual (default: --ts and --tw) or calibrated (this machine's t_s and "
+        "t_w in seconds for the run's executor and links, from hcube calibrate: virtual time "
+        "then predicts wall time, and auto picks by this machine's costs)");
     add_data_options(app, p);
     app.add_flag("--json", c->json, "one JSON object instead of text");
     add_value(
@@ -260,9 +267,17 @@ action add_run(CLI::App& hcube) {
                "Exit status: 0 verified, 1 verification failed or the run failed (a deadlock), 2 "
                "usage error.\n\noperations:" +
                ops);
-    return [c, by_algo, by_schedule] {
+    const auto by_cost = [&app] { return app.count("--ts") + app.count("--tw") > 0; };
+    return [c, by_algo, by_schedule, by_cost] {
         if (*by_algo && *by_schedule)
             throw usage_error("--algo and --schedule name the same choice; give one");
+        if (c->calibrated) {
+            if (by_cost())
+                throw usage_error("--cost calibrated sets t_s and t_w; give it or --ts/--tw, not "
+                                  "both");
+            run_params& p = c->params;
+            p.cost = calibration::calibrated(p.executor, p.links, elem_bytes(p.type));
+        }
         return run(*c);
     };
 }

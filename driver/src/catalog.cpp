@@ -147,7 +147,7 @@ double machine_bytes(int dim, std::size_t capacity) {
 
 double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what) {
     const double nodes = std::ldexp(1.0, p.dim), m = double(p.words);
-    double elem = p.type == elem_type::int32 ? 4 : 8;
+    double elem = double(elem_bytes(p.type));
     // Elements held at once, over all nodes: inputs, results, the copies in
     // flight and the serial reference (each driver in catalog_*.cpp).
     double elements = 0;

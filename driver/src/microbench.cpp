@@ -123,6 +123,21 @@ std::vector<std::size_t> default_sizes(kind k) {
     return sizes;
 }
 
+long repetitions(long iterations, double seconds, int samples,
+                 const std::function<double(long)>& sample) {
+    if (iterations > 0) {
+        sample(iterations);
+        return iterations;
+    }
+    sample(1);
+    const double target = seconds / samples;
+    const auto faster = [&](long n) { return std::min(sample(n), sample(n)); };
+    long n = 1;
+    for (double t = faster(n); t < target && n < (1L << 40); t = faster(n))
+        n = t <= 0 ? n * 2 : std::min(n * 8, std::max(n * 2, long(double(n) * target / t)));
+    return n;
+}
+
 namespace {
 
 using bytes = std::vector<std::byte>;
@@ -150,25 +165,6 @@ int copy_reps(std::size_t size, int buffers, long n) {
 
 // One sample: seconds for `n` repetitions.
 using sampler = std::function<double(long n)>;
-
-// Repetitions per sample: s.iterations after one untimed sample, else, after
-// one untimed repetition (first touches, the allocator's first blocks),
-// doubled from 1 until a sample takes seconds / samples. Each step takes the
-// faster of two samples, so that one preempted sample does not stop the
-// doubling early.
-long calibrate(const setup& s, const sampler& sample) {
-    if (s.iterations > 0) {
-        sample(s.iterations);
-        return s.iterations;
-    }
-    sample(1);
-    const double target = s.seconds / s.samples;
-    const auto faster = [&](long n) { return std::min(sample(n), sample(n)); };
-    long n = 1;
-    for (double t = faster(n); t < target && n < (1L << 40); t = faster(n))
-        n = t <= 0 ? n * 2 : std::min(n * 8, std::max(n * 2, long(double(n) * target / t)));
-    return n;
-}
 
 // Node 0's seconds for `n` round trips of `body` on nodes 0 and 1 (the others
 // idle), after one zero-byte round trip that lines the two up.
@@ -202,7 +198,7 @@ struct measured {
 // a limit is what the hardware did at best.
 measured in_turns(const setup& s, const sampler& sample, const std::function<double(long)>& limit,
                   const std::function<double(double, long)>& value_of) {
-    const long n = calibrate(s, sample);
+    const long n = repetitions(s.iterations, s.seconds, s.samples, sample);
     std::vector<double> values, limits;
     for (int i = 0; i < s.samples; ++i) {
         limits.push_back(limit(n));

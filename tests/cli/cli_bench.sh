@@ -106,8 +106,8 @@ check_svg "$tmp/latency.svg" 2
     fail "bench allport --svg: exit status $?"
 check_svg "$tmp/allport.svg" 3
 
-usage_error "hcube bench: missing benchmark: latency, bw, bibw, rate or allport" bench
-usage_error "hcube bench: KIND 'latncy' is not latency, bw, bibw, rate or allport (did you mean latency?)" \
+usage_error "hcube bench: missing benchmark: latency, bw, bibw, rate, allport or collective" bench
+usage_error "hcube bench: KIND 'latncy' is not latency, bw, bibw, rate, allport or collective (did you mean latency?)" \
     bench latncy
 usage_error "--sizes 'x' is not a size in bytes (0..64M, e.g. 0,64,4K or 1-4M)" bench bw --sizes 1,x
 usage_error "--sizes '128M' is out of range" bench bw --sizes 128M
@@ -128,6 +128,118 @@ usage_error "cannot write $tmp/no/such/dir/plot.svg" bench latency "${quick[@]}"
     --svg "$tmp/no/such/dir/plot.svg"
 usage_error "allport at d = 6 with 67108864-byte messages needs 122880 MiB of buffers (at most 1024 MiB)" \
     bench allport --dim 6 --sizes 64M
+
+# hcube calibrate: the fit and its points as JSON, the file it writes, and
+# hcube run --cost calibrated reading it. The tests never touch $HOME.
+export HCUBE_CALIBRATION=$tmp/calibration.json
+json=$("$hcube" calibrate --json --words 1,64,4096 "${quick[@]:0:4}") ||
+    fail "calibrate --json: exit status $?"
+printf '%s\n' "$json" >"$tmp/calibrate.json"
+python3 - "$tmp/calibrate.json" "$HCUBE_CALIBRATION" <<'PY' || fail "calibrate --json: $json"
+import json, sys
+close = lambda a, b: abs(a - b) <= 1e-13 * b  # stdout has 15 digits, the file all
+j = json.load(open(sys.argv[1]))
+assert list(j) == ["executor", "links", "t_s", "t_w", "word_bytes", "r2", "worst_residual",
+                   "samples", "file", "points"], list(j)
+assert (j["executor"], j["links"], j["word_bytes"], j["file"]) == ("threads", "ring", 4,
+                                                                    sys.argv[2]), j
+assert j["t_s"] >= 0 and j["t_w"] >= 0 and j["t_s"] + j["t_w"] > 0, j
+assert j["r2"] <= 1 and j["worst_residual"] >= 0, j
+assert [p["words"] for p in j["points"]] == [1, 64, 4096], j["points"]
+for p in j["points"]:
+    assert p["seconds"] > 0, p
+    assert abs(p["fitted"] - (j["t_s"] + j["t_w"] * p["words"])) <= 1e-9 * p["fitted"], p
+saved = json.load(open(sys.argv[2]))["threads+ring"]
+assert close(j["t_s"], saved["t_s"]) and close(j["t_w"], saved["t_w"]), saved
+assert saved["points"] == 3, saved
+PY
+out=$("$hcube" calibrate --links boost --words 1,16 "${quick[@]:0:4}") ||
+    fail "calibrate --links boost: exit status $?"
+expect_line "$out" '^# hcube calibrate: threads executor, boost links' "calibrate machine line"
+expect_line "$out" '^ +16( +[0-9.e+-]+){2} +[0-9.e+-]+%$' "calibrate line of 16 words"
+expect_line "$out" '^t_w = .* s per word \(a word: int32, 4 bytes' "calibrate t_w line"
+expect_line "$out" '^fit: R\^2 = ' "calibrate fit line"
+run=$("$hcube" run alltoall --dim 2 --cost calibrated --json) || fail "run --cost calibrated: $?"
+python3 -c '
+import json, sys
+run, saved = json.loads(sys.argv[1]), json.load(open(sys.argv[2]))["threads+ring"]
+close = lambda a, b: abs(a - b) <= 1e-13 * b  # the run prints 15 digits
+assert close(run["ts"], saved["t_s"]) and close(run["tw"], saved["t_w"]), (run, saved)
+assert run["formula_time"] == run["virtual_time"] > 0, run
+' "$run" "$HCUBE_CALIBRATION" || fail "run --cost calibrated: $run"
+usage_error "no calibration for fibers+ring in $HCUBE_CALIBRATION: run \`hcube calibrate --executor fibers --links ring\` first" \
+    run alltoall --cost calibrated --executor fibers
+usage_error "--cost calibrated sets t_s and t_w; give it or --ts/--tw, not both" \
+    run alltoall --cost calibrated --tw 2
+usage_error "--words needs at least two sizes" calibrate --words 64
+usage_error "unknown option '--dim'" calibrate --dim 2
+usage_error "give --iterations or --seconds, not both" calibrate --iterations 2 --seconds 1
+
+# hcube bench collective in a quick mode, with the calibration above: one
+# row per algorithm that fits and size, every column, auto's choice as hcube
+# run --cost calibrated makes it, one fastest per size, the agreement.
+csv=$("$hcube" bench collective alltoall --dim 2 --sizes 1,4 --csv "${quick[@]:0:4}") ||
+    fail "bench collective --csv: exit status $?"
+printf '%s\n' "$csv" >"$tmp/collective.csv"
+chosen=()
+for m in 1 4; do
+    chosen+=("$("$hcube" run alltoall --dim 2 --words $m --cost calibrated --json |
+        python3 -c 'import json, sys; print(json.load(sys.stdin)["algo"])')")
+done
+python3 - "$tmp/collective.csv" "${chosen[@]}" <<'PY' || fail "bench collective --csv: $csv"
+import csv, sys
+lines = list(csv.reader(open(sys.argv[1])))
+columns = ["algo", "words", "time_us", "min_us", "max_us", "predicted_us", "calls", "auto",
+           "fastest"]
+assert lines[0] == columns, lines[0]
+rows = [dict(zip(columns, r)) for r in lines[1:]]
+algos = ["dimension-exchange", "pairwise", "ring"]  # all-port needs --ports all
+assert [(r["algo"], r["words"]) for r in rows] == [(a, m) for m in "14" for a in algos], rows
+for r in rows:
+    assert len(r) == len(columns), r
+    assert 0 < float(r["min_us"]) <= float(r["time_us"]) <= float(r["max_us"]), r
+    assert float(r["predicted_us"]) > 0 and r["calls"] == "2", r
+    assert r["auto"] in "01" and r["fastest"] in "01", r
+for m, want in zip("14", sys.argv[2:]):
+    at = [r for r in rows if r["words"] == m]
+    assert [r["algo"] for r in at if r["auto"] == "1"] == [want], (m, want, at)
+    fastest = min(at, key=lambda r: float(r["time_us"]))
+    assert [r["algo"] for r in at if r["fastest"] == "1"] == [fastest["algo"]], at
+PY
+json=$("$hcube" bench collective broadcast --dim 2 --sizes 1,8 --algo all --json \
+    "${quick[@]:0:4}") || fail "bench collective --json: exit status $?"
+printf '%s\n' "$json" >"$tmp/collective.json"
+python3 - "$tmp/collective.json" <<'PY' || fail "bench collective --json: $json"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert list(j) == ["kind", "dim", "nodes", "executor", "links", "link_capacity", "samples", "op",
+                   "t_s", "t_w", "method", "rows", "compared_sizes", "agreement"], list(j)
+assert (j["kind"], j["op"], j["dim"], j["samples"]) == ("collective", "broadcast", 2, 2), j
+sizes = sorted({r["words"] for r in j["rows"]})
+assert sizes == [1, 8] and j["compared_sizes"] == 2, j
+agreed = sum(any(r["auto"] and r["fastest"] for r in j["rows"] if r["words"] == m) for m in sizes)
+assert j["agreement"] == agreed / 2, j
+PY
+out=$("$hcube" bench collective shift --dim 2 --algo ecube --sizes 2 "${quick[@]:0:4}") ||
+    fail "bench collective --algo ecube: exit status $?"
+expect_line "$out" '^# hcube bench collective: d = 2 \(4 nodes\), threads, ring links' \
+    "collective machine line"
+[ "$(grep -vc '^#' <<<"$out")" -eq 1 ] || fail "bench collective --algo ecube: one line: $out"
+expect_line "$out" '^ +ecube +2( +[0-9.e+-]+){5} +[01] +1$' "collective line of ecube"
+expect_line "$out" '^# t_s = .* chose the fastest at 0 of 0 sizes' "collective agreement line"
+usage_error "missing operation: hcube bench collective OP" bench collective
+usage_error "unknown operation 'alltoal'" bench collective alltoal
+usage_error "unknown algorithm 'x' for alltoall" bench collective alltoall --algo x
+usage_error "alltoall all-port: all-port exchanges on all 2 links at once; run with --ports all" \
+    bench collective alltoall --algo all-port --dim 2
+usage_error "--svg plots the link benchmarks, not collective" bench collective alltoall \
+    --svg "$tmp/c.svg"
+usage_error "latency takes no operation ('alltoall')" bench latency alltoall
+usage_error "--algo applies to bench collective, not bw" bench bw --algo pairwise
+usage_error "alltoall pairwise with m = 4194304 on 16 nodes needs about" \
+    bench collective alltoall --algo pairwise --sizes 4M
+HCUBE_CALIBRATION=$tmp/none.json usage_error "no calibration for threads+ring in $tmp/none.json" \
+    bench collective alltoall
 
 echo "cli_bench: $failures failure(s)"
 [ "$failures" -eq 0 ]

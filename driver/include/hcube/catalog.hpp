@@ -19,6 +19,10 @@ namespace hcube {
 enum class elem_type { int32, int64, float64 };
 std::string_view to_string(elem_type t) noexcept;
 std::optional<elem_type> parse_elem_type(std::string_view s) noexcept;
+// Bytes of one element: 4 for int32, 8 for int64 and double.
+constexpr std::size_t elem_bytes(elem_type t) noexcept {
+    return t == elem_type::int32 ? 4 : 8;
+}
 
 // One `hcube run` invocation. `words` is the textbook's m for the operation
 // (see README: the whole message, a node's contribution, a block, a packet).

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,6 +76,14 @@ private:
     int threads_, reps_;
     std::vector<std::vector<char>> src_, dst_;
 };
+
+// Repetitions per sample: `iterations` after one untimed sample, else, after
+// one untimed repetition (first touches, the allocator's first blocks),
+// doubled from 1 until a sample takes seconds / samples. Each step takes the
+// faster of two samples, so that one preempted sample does not stop the
+// doubling early. sample(n) returns the seconds of n repetitions.
+long repetitions(long iterations, double seconds, int samples,
+                 const std::function<double(long)>& sample);
 
 // ---- hcube's links ---------------------------------------------------------------
 

@@ -1,0 +1,117 @@
+// hcube calibrate: this machine's t_s and t_w for an executor and a link
+// implementation (hcube_driver's calibration.hpp), printed with the fit's
+// quality and saved for `hcube run --cost calibrated`.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <hcube/catalog.hpp>
+#include <hcube/cli/args.hpp>
+#include <hcube/driver/calibration.hpp>
+
+#include "commands.hpp"
+#include "options.hpp"
+#include "output.hpp"
+
+namespace hcube::cli {
+
+namespace {
+
+namespace cal = calibration;
+
+struct calibrate_command {
+    run_params params;
+    timing_params timing;
+    std::vector<std::size_t> words = cal::default_words();
+    std::string file;
+    bool json = false;
+};
+
+void print_text(const cal::measurement& m, const std::string& file, int samples) {
+    const cal::fit& f = m.result.costs;
+    fmt::print("# hcube calibrate: {} executor, {} links; one-way latency on link 0 of a 1-cube, "
+               "median of {} samples\n# {:>10} {:>14} {:>14} {:>10}\n",
+               to_string(m.result.executor), to_string(m.result.links), samples, "words",
+               "measured_us", "fitted_us", "residual");
+    for (const cal::point& p : m.points) {
+        const double fitted = f.t_s + f.t_w * p.words;
+        fmt::print("  {:>10} {:>14} {:>14} {:>9}%\n", number(p.words), number(p.seconds * 1e6, 4),
+                   number(fitted * 1e6, 4), number((fitted - p.seconds) / p.seconds * 100, 3));
+    }
+    fmt::print("t_s = {} s per message\n", number(f.t_s, 4));
+    fmt::print("t_w = {} s per word (a word: int32, {} bytes; {} GB/s)\n", number(f.t_w, 4),
+               cal::word_bytes, number(f.t_w > 0 ? double(cal::word_bytes) / f.t_w / 1e9 : 0, 3));
+    fmt::print("fit: R^2 = {}, worst relative residual {}% over {} sizes\n", number(f.r2, 5),
+               number(f.worst_residual * 100, 3), f.points);
+    fmt::print("saved to {} as {}\n", file, cal::key(m.result.executor, m.result.links));
+}
+
+void print_json(const cal::measurement& m, const std::string& file, int samples) {
+    const cal::fit& f = m.result.costs;
+    json j = {
+        {"executor", to_string(m.result.executor)},
+        {"links", to_string(m.result.links)},
+        {"t_s", json_number(f.t_s)},
+        {"t_w", json_number(f.t_w)},
+        {"word_bytes", cal::word_bytes},
+        {"r2", json_number(f.r2)},
+        {"worst_residual", json_number(f.worst_residual)},
+        {"samples", samples},
+        {"file", file},
+        {"points", json::array()},
+    };
+    for (const cal::point& p : m.points)
+        j["points"].push_back({{"words", json_number(p.words)},
+                               {"seconds", json_number(p.seconds)},
+                               {"fitted", json_number(f.t_s + f.t_w * p.words)}});
+    fmt::print("{}\n", json_line(j));
+}
+
+int calibrate(const calibrate_command& c) {
+    check_timing(c.timing);
+    if (c.words.size() < 2)
+        throw usage_error("--words needs at least two sizes to separate t_s from t_w");
+    const std::string file = c.file.empty() ? cal::default_path() : c.file;
+    const cal::measurement m = cal::measure(machine_config(c.params), c.words, c.timing.iterations,
+                                            c.timing.seconds, c.timing.samples);
+    cal::save(m.result, file);
+    if (c.json)
+        print_json(m, file, c.timing.samples);
+    else
+        print_text(m, file, c.timing.samples);
+    return exit_ok;
+}
+
+} // namespace
+
+action add_calibrate(CLI::App& hcube) {
+    CLI::App& app = *hcube.add_subcommand(
+        "calibrate",
+        "Measures this machine's cost model for an executor and a link implementation: the "
+        "one-way time of a message of m words (hcube bench latency) fitted to t_s + t_w m by "
+        "least squares on the relative residuals, printed with R^2 and the worst residual, "
+        "and saved for hcube run --cost calibrated.");
+    auto c = std::make_shared<calibrate_command>();
+    add_machine_options(app, c->params);
+    // One link of a 1-cube measures a message; virtual time is not involved.
+    for (const char* flag : {"--dim", "--ts", "--tw", "--ports"})
+        app.remove_option(app.get_option(flag));
+    add_numbers(app, "--words", c->words, std::size_t{1}, std::size_t{1} << 24,
+                "integers in 1..2^24", "message sizes in int32 words (default 1,4,16,..,65536)")
+        ->type_name("LIST");
+    add_timing_options(app, c->timing, "round trips");
+    add_value(
+        app, "--file", [c](const std::string& v) { c->file = v; },
+        "the calibration file (default: HCUBE_CALIBRATION if set, else "
+        "$XDG_CACHE_HOME/hcube/calibration.json, else ~/.cache/hcube/calibration.json); one "
+        "entry per executor and links, others kept")
+        ->type_name("PATH");
+    app.add_flag("--json", c->json, "one JSON object: the fit and every point");
+    app.footer("The machine may be shared: calibrate on a quiet one, or the fit says so (a "
+               "low R^2, large residuals).");
+    return [c] { return calibrate(*c); };
+}
+
+} // namespace hcube::cli

@@ -1,0 +1,114 @@
+#include <hcube/driver/collective_bench.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <hcube/driver/calibration.hpp>
+#include <hcube/error.hpp>
+#include <hcube/machine.hpp>
+
+namespace hcube::microbench {
+
+namespace {
+
+// p for `e` at m = words, its option defaults filled in.
+run_params params_of(const algorithm_entry& e, run_params p, std::size_t words) {
+    p.algo = e.algo;
+    p.words = words;
+    for (const option_spec& o : e.options)
+        p.options.try_emplace(o.name, o.fallback);
+    return p;
+}
+
+// The row of one algorithm at one size: `calls` verified runs per sample.
+collective_row measure(machine& m, const algorithm_entry& e, const run_params& p,
+                       const collective_setup& s) {
+    collective_row row;
+    row.algo = e.algo;
+    row.words = p.words;
+    const auto sample = [&](long n) {
+        double total = 0;
+        for (long i = 0; i < n; ++i) {
+            const run_outcome o = e.run(m, p);
+            if (!o.verified)
+                throw error(p.op + " " + e.algo + " with m = " + std::to_string(p.words) +
+                            " did not verify: " + o.note);
+            total += o.report.wall_seconds;
+            row.predicted = o.report.virtual_time;
+        }
+        return total;
+    };
+    row.calls = repetitions(s.iterations, s.seconds, s.samples, sample);
+    std::vector<double> per_call;
+    for (int i = 0; i < s.samples; ++i)
+        per_call.push_back(sample(row.calls) / double(row.calls));
+    row.seconds = spread_of(per_call);
+    return row;
+}
+
+} // namespace
+
+collective_table run_collective(const collective_setup& s) {
+    if (s.words.empty()) throw usage_error("no message sizes to measure");
+    const catalog& c = builtin_catalog();
+    run_params base = s.params;
+    const bool all = base.algo == "all";
+    std::vector<const algorithm_entry*> algos;
+    if (all) {
+        if (c.algorithms(base.op).empty()) resolve_algorithm(base); // names the operations
+        algos = c.algorithms(base.op);
+    } else {
+        algos = {&resolve_algorithm(base)};
+    }
+    const std::string file =
+        s.calibration_file.empty() ? calibration::default_path() : s.calibration_file;
+    base.cost = calibration::calibrated(base.executor, base.links, elem_bytes(base.type), file);
+    machine m(machine_config(base));
+    collective_table t;
+    t.machine = m.cfg();
+    t.method = "wall time per call: the node programs of one run of the catalog's driver (each "
+               "node allocates its result inside it; the input is filled before and verified "
+               "after, untimed), after a warm-up; predicted: virtual time with the calibrated "
+               "t_s and t_w of " +
+               calibration::key(t.machine.executor, t.machine.links) + " (" + file + ")";
+    int agreed = 0;
+    for (const std::size_t words : s.words) {
+        const std::size_t first = t.rows.size();
+        for (const algorithm_entry* e : algos) {
+            const run_params p = params_of(*e, base, words);
+            if (const std::string why = e->unfit(p); !why.empty()) {
+                if (all) continue;
+                throw usage_error(p.op + " " + p.algo + ": " + why);
+            }
+            if (const double need = estimated_bytes(*e, p); need > double(max_buffer_bytes))
+                throw usage_error(p.op + " " + p.algo + " with m = " + std::to_string(words) +
+                                  " on " + std::to_string(m.size()) + " nodes needs about " +
+                                  std::to_string(std::llround(need / (1 << 20))) +
+                                  " MiB (at most " + std::to_string(max_buffer_bytes >> 20) +
+                                  " MiB): a smaller --dim or --sizes");
+            t.rows.push_back(measure(m, *e, p, s));
+        }
+        const auto rows = std::span(t.rows).subspan(first);
+        if (rows.empty()) continue;
+        run_params q = base;
+        q.words = words;
+        const algorithm_entry* chosen = c.choose(q);
+        auto fastest = std::min_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+            return a.seconds.median < b.seconds.median;
+        });
+        fastest->fastest = true;
+        for (collective_row& r : rows)
+            r.chosen = chosen && r.algo == chosen->algo;
+        if (rows.size() >= 2) {
+            ++t.compared_sizes;
+            agreed += fastest->chosen;
+        }
+    }
+    t.agreement = t.compared_sizes ? double(agreed) / t.compared_sizes
+                                   : std::numeric_limits<double>::quiet_NaN();
+    return t;
+}
+
+} // namespace hcube::microbench

@@ -1,0 +1,180 @@
+// The calibrated cost model (driver/.../calibration.hpp): the fit recovers a
+// known t_s and t_w from noisy synthetic timings and refuses degenerate ones;
+// the file round-trips; and `auto` under a calibrated model chooses as the
+// seeds' closed forms say (the argmin of Eq. 4.7, 4.9, 4.10 for alltoall).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <hcube/catalog.hpp>
+#include <hcube/cost/personalized.hpp>
+#include <hcube/driver/calibration.hpp>
+
+#include "catalog_params.hpp"
+
+using namespace hcube;
+namespace cal = hcube::calibration;
+
+namespace {
+
+constexpr double t_s = 2e-6, t_w = 1e-9; // seconds per message, per int32 word
+
+// Timings of t_s + t_w m at m = 1, 2, 4, ..., 65536, each off by up to
+// `noise` (relative), deterministically.
+std::vector<cal::point> synthetic(double noise) {
+    std::vector<cal::point> v;
+    for (int i = 0; i <= 16; ++i) {
+        const double m = std::ldexp(1.0, i);
+        v.push_back({m, (t_s + t_w * m) * (1 + noise * std::sin(7.0 * i + 1))});
+    }
+    return v;
+}
+
+// A calibration file of its own, removed afterwards.
+struct temp_file {
+    std::string path = (std::filesystem::temp_directory_path() /
+                        ("hcube-calibration-" + std::to_string(::getpid()) + ".json"))
+                           .string();
+    ~temp_file() { std::filesystem::remove(path); }
+};
+
+cal::entry known_entry() {
+    cal::entry e;
+    e.executor = executor_kind::threads;
+    e.links = link_impl::ring;
+    e.costs.t_s = t_s;
+    e.costs.t_w = t_w;
+    e.costs.points = 9;
+    e.measured = "test";
+    return e;
+}
+
+} // namespace
+
+TEST_CASE("the fit recovers t_s and t_w from timings with noise") {
+    const cal::fit exact = cal::fit_points(synthetic(0));
+    CHECK(exact.t_s == doctest::Approx(t_s).epsilon(1e-9));
+    CHECK(exact.t_w == doctest::Approx(t_w).epsilon(1e-9));
+    CHECK(exact.r2 == doctest::Approx(1));
+    CHECK(exact.worst_residual < 1e-9);
+    CHECK(exact.points == 17);
+
+    const cal::fit noisy = cal::fit_points(synthetic(0.03));
+    CHECK(noisy.t_s == doctest::Approx(t_s).epsilon(0.05));
+    CHECK(noisy.t_w == doctest::Approx(t_w).epsilon(0.05));
+    CHECK(noisy.r2 > 0.99);
+    CHECK(noisy.worst_residual > 0.01);
+    CHECK(noisy.worst_residual < 0.07);
+}
+
+TEST_CASE("the fit keeps t_s and t_w >= 0") {
+    // Times that fall with the size: the best fit with t_w >= 0 is flat.
+    const std::vector<cal::point> falling = {{1, 3e-6}, {1000, 2e-6}, {2000, 1e-6}};
+    const cal::fit f = cal::fit_points(falling);
+    CHECK(f.t_w == 0);
+    CHECK(f.t_s > 1e-6);
+    CHECK(f.t_s < 3e-6);
+    CHECK(f.worst_residual > 0.3);
+    // Proportional to the size: no start-up.
+    const std::vector<cal::point> proportional = {{1, 1e-9}, {1000, 1.2e-6}, {4000, 4e-6}};
+    CHECK(cal::fit_points(proportional).t_s == 0);
+}
+
+TEST_CASE("degenerate timings are refused with the values") {
+    const std::vector<cal::point> one_size = {{64, 1e-6}, {64, 1.1e-6}, {64, 0.9e-6}};
+    CHECK_THROWS_WITH_AS(cal::fit_points(one_size),
+                         doctest::Contains("3 measurements of one size cannot separate t_s from "
+                                           "t_w"),
+                         error);
+    CHECK_THROWS_AS(cal::fit_points({}), error);
+    const std::vector<cal::point> zero = {{1, 1e-6}, {16, 0}};
+    CHECK_THROWS_WITH_AS(cal::fit_points(zero),
+                         "calibration: the time of 16 words is not a finite number > 0 (0 s)",
+                         error);
+    const std::vector<cal::point> nan = {{1, std::nan("")}, {16, 1e-6}};
+    CHECK_THROWS_AS(cal::fit_points(nan), error);
+}
+
+TEST_CASE("a calibration file round-trips and names what is missing") {
+    const temp_file f;
+    CHECK_FALSE(cal::load(f.path, executor_kind::threads, link_impl::ring));
+    CHECK_THROWS_WITH_AS(cal::calibrated(executor_kind::threads, link_impl::ring, 4, f.path),
+                         ("no calibration for threads+ring in " + f.path +
+                          ": run `hcube calibrate --executor threads --links ring` first")
+                             .c_str(),
+                         usage_error);
+    cal::save(known_entry(), f.path);
+    cal::entry other = known_entry();
+    other.links = link_impl::boost_spsc;
+    other.costs.t_s = 5e-6;
+    cal::save(other, f.path); // a second key keeps the first
+    const auto back = cal::load(f.path, executor_kind::threads, link_impl::ring);
+    REQUIRE(back);
+    CHECK(back->costs.t_s == t_s);
+    CHECK(back->costs.t_w == t_w);
+    CHECK(back->measured == "test");
+    CHECK(cal::load(f.path, executor_kind::threads, link_impl::boost_spsc)->costs.t_s == 5e-6);
+    CHECK_FALSE(cal::load(f.path, executor_kind::fibers, link_impl::ring));
+    // t_w is per int32 word: an 8-byte element costs twice as much.
+    const cost_model c8 = cal::calibrated(executor_kind::threads, link_impl::ring, 8, f.path);
+    CHECK(c8.t_s == t_s);
+    CHECK(c8.t_w == 2 * t_w);
+
+    std::ofstream(f.path) << "[1, 2]";
+    CHECK_THROWS_WITH_AS(cal::load(f.path, executor_kind::threads, link_impl::ring),
+                         doctest::Contains("is not a JSON object"), error);
+    std::ofstream(f.path) << R"({"threads+ring": {"t_s": 1}})";
+    CHECK_THROWS_WITH_AS(cal::load(f.path, executor_kind::threads, link_impl::ring),
+                         doctest::Contains("threads+ring"), error);
+}
+
+TEST_CASE("auto with a calibrated model chooses the argmin of the seeds' closed forms") {
+    const temp_file f;
+    cal::save(known_entry(), f.path);
+    const cost_model c = cal::calibrated(executor_kind::threads, link_impl::ring, 4, f.path);
+    // Single-port alltoall: Eq. 4.9, 4.10, 4.7, the first on a tie.
+    struct form {
+        const char* algo;
+        double (*time)(double, double, int, double);
+    };
+    const form forms[] = {{"dimension-exchange", cost::alltoall_dimension_exchange},
+                          {"pairwise", cost::alltoall_pairwise},
+                          {"ring", cost::alltoall_ring}};
+    int pairwise = 0, exchange = 0;
+    for (int d = 2; d <= 6; ++d)
+        for (std::size_t m = 1; m <= 65536; m *= 2) {
+            run_params p = test::catalog_params("alltoall", "auto", d, m, c.t_s, c.t_w);
+            const form* best = &forms[0];
+            for (const form& x : forms)
+                if (x.time(c.t_s, c.t_w, d, double(m)) < best->time(c.t_s, c.t_w, d, double(m)))
+                    best = &x;
+            const algorithm_entry* e = builtin_catalog().choose(p);
+            REQUIRE(e != nullptr);
+            CAPTURE(d);
+            CAPTURE(m);
+            CHECK(e->algo == best->algo);
+            pairwise += e->algo == "pairwise";
+            exchange += e->algo == "dimension-exchange";
+        }
+    // Both regimes occur: few start-ups for tiny blocks, few words for large.
+    CHECK(pairwise > 0);
+    CHECK(exchange > 0);
+    const auto choice = [&](int d, std::size_t m, cost_model cost) {
+        return builtin_catalog()
+            .choose(test::catalog_params("alltoall", "auto", d, m, cost.t_s, cost.t_w))
+            ->algo;
+    };
+    // d = 4, 64 KiB per pair (16384 words): the issue's case. The virtual
+    // model (t_s = 1, t_w = 0) counts steps; the calibrated one moves fewer
+    // words: (p-1) m against (p/2) log p m.
+    CHECK(choice(4, 16384, cost_model{}) == "dimension-exchange");
+    CHECK(choice(4, 16384, c) == "pairwise");
+    CHECK(choice(4, 1, c) == "dimension-exchange");
+}
