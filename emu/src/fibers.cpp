@@ -30,6 +30,11 @@
 #include <sanitizer/tsan_interface.h>
 #define HCUBE_TSAN_FIBERS 1
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#define HCUBE_ASAN_FIBERS 1
+#endif
 
 #include "executor.hpp"
 #include "state.hpp"
@@ -115,7 +120,10 @@ public:
                 break;
             }
     }
-    ~stack_pool() { munmap(base_, bytes_); }
+    ~stack_pool() {
+        unpoison(base_, bytes_);
+        munmap(base_, bytes_);
+    }
     stack_pool(const stack_pool&) = delete;
     stack_pool& operator=(const stack_pool&) = delete;
 
@@ -127,6 +135,12 @@ public:
     }
     bool guarded(int i) const noexcept { return i < guarded_; }
     long long guard_count() const noexcept { return guarded_; }
+
+    // ASan: the frames a finished fiber leaves behind keep their redzones
+    // poisoned; clear stacks [first, last) before they hold new frames.
+    void unpoison(int first, int last) const noexcept {
+        unpoison(base_ + std::size_t(first) * stride_, std::size_t(last - first) * stride_);
+    }
 
     // For an unguarded stack: did its program reach into the red zone? The
     // zone is cleaned for the next run.
@@ -141,6 +155,13 @@ public:
     }
 
 private:
+    // Also before munmap: the next mapping there (a ring) would inherit them.
+    static void unpoison([[maybe_unused]] char* at, [[maybe_unused]] std::size_t bytes) noexcept {
+#ifdef HCUBE_ASAN_FIBERS
+        ASAN_UNPOISON_MEMORY_REGION(at, bytes);
+#endif
+    }
+
     std::size_t stride_, zone_, bytes_ = 0;
     long long guarded_;
     char* base_ = nullptr;
@@ -154,6 +175,52 @@ struct pooled_stack {
     void deallocate(ctx::stack_context&) const noexcept {}
 };
 
+// What the sanitizers must be told about one context (a worker's own stack or
+// a fiber) to follow a switch of stacks: TSan, whose accesses follow (its
+// fiber handle); ASan, which stack is live (bounds, for reports and for the
+// unpoisoning at a throw) and where the context's fake stack (ASan's frames
+// for use-after-return) is kept while it is switched out.
+struct context_note {
+#ifdef HCUBE_TSAN_FIBERS
+    void* tsan = nullptr;
+#endif
+#ifdef HCUBE_ASAN_FIBERS
+    void* fake_stack = nullptr;
+    const void* bottom = nullptr;
+    std::size_t size = 0;
+#endif
+
+    void set_stack([[maybe_unused]] const ctx::stack_context& sc) noexcept {
+#ifdef HCUBE_ASAN_FIBERS
+        size = sc.size;
+        bottom = static_cast<const char*>(sc.sp) - sc.size;
+#endif
+    }
+};
+
+// Right before switching to `to`. A finished context passes `from` null, so
+// ASan frees its fake stack.
+void leaving([[maybe_unused]] context_note* from,
+             [[maybe_unused]] const context_note& to) noexcept {
+#ifdef HCUBE_ASAN_FIBERS
+    __sanitizer_start_switch_fiber(from ? &from->fake_stack : nullptr, to.bottom, to.size);
+#endif
+#ifdef HCUBE_TSAN_FIBERS
+    __tsan_switch_to_fiber(to.tsan, 0);
+#endif
+}
+
+// Right after a switch, in the context `self` arrived in (null: a new context,
+// which has no fake stack yet). ASan gives the stack just left: `from`'s
+// bounds, which is how a worker's own stack becomes known.
+void arrived([[maybe_unused]] const context_note* self,
+             [[maybe_unused]] context_note* from) noexcept {
+#ifdef HCUBE_ASAN_FIBERS
+    __sanitizer_finish_switch_fiber(self ? self->fake_stack : nullptr,
+                                    from ? &from->bottom : nullptr, from ? &from->size : nullptr);
+#endif
+}
+
 struct worker;
 
 struct alignas(cache_line) fiber_node {
@@ -166,9 +233,7 @@ struct alignas(cache_line) fiber_node {
     eh_state eh;           // its exception state while switched out
     worker* owner = nullptr;
     fiber_node* local_next = nullptr;
-#ifdef HCUBE_TSAN_FIBERS
-    void* tsan = nullptr;
-#endif
+    context_note note;
     // Written by wakers on other workers.
     alignas(cache_line) std::atomic<bool> parked{false};
     std::atomic<fiber_node*> inbox_next{nullptr};
@@ -183,9 +248,7 @@ struct alignas(cache_line) worker {
     fiber_node* local_tail = nullptr;
     fiber_node* inbox_tail = nullptr; // consumer's end
     fiber_node stub;
-#ifdef HCUBE_TSAN_FIBERS
-    void* tsan = nullptr;
-#endif
+    context_note note; // the worker's own stack
 
     // Producers' end, and the worker's own doorbell for when it sleeps.
     alignas(cache_line) std::atomic<fiber_node*> inbox_head{nullptr};
@@ -260,8 +323,10 @@ public:
             wk.index = w;
             wk.first = int(std::int64_t(m.p) * w / count_);
             wk.last = int(std::int64_t(m.p) * (w + 1) / count_);
-            for (int i = wk.first; i < wk.last; ++i)
+            for (int i = wk.first; i < wk.last; ++i) {
                 fibers_[i].owner = &wk;
+                fibers_[i].note.set_stack(stacks_.stack(i));
+            }
         }
         int started = 0;
         try {
@@ -319,10 +384,9 @@ private:
 
     // Node side: back to the worker, which runs f's next_action.
     void switch_out(fiber_node& f) noexcept {
-#ifdef HCUBE_TSAN_FIBERS
-        __tsan_switch_to_fiber(f.owner->tsan, 0);
-#endif
+        leaving(&f.note, f.owner->note);
         f.back = std::move(f.back).resume();
+        arrived(&f.note, &f.owner->note);
     }
 
     // Worker side: runs f until it parks, yields or finishes.
@@ -331,10 +395,9 @@ private:
         eh_state& eh = eh_globals();
         const eh_state own = eh;
         eh = f.eh;
-#ifdef HCUBE_TSAN_FIBERS
-        __tsan_switch_to_fiber(f.tsan, 0);
-#endif
+        leaving(&w.note, f.note);
         f.self = std::move(f.self).resume();
+        arrived(&w.note, nullptr);
         f.eh = eh;
         eh = own;
         w.current = nullptr;
@@ -343,12 +406,11 @@ private:
     void start(fiber_node& f, int i) {
         f.self = ctx::fiber(std::allocator_arg, pooled_stack{stacks_.stack(i)},
                             [this, &f, i](ctx::fiber&& back) {
+                                arrived(nullptr, &f.owner->note);
                                 f.back = std::move(back);
                                 run_node_here(i);
                                 f.next_action = fiber_node::action::done;
-#ifdef HCUBE_TSAN_FIBERS
-                                __tsan_switch_to_fiber(f.owner->tsan, 0);
-#endif
+                                leaving(nullptr, f.owner->note);
                                 return std::move(f.back);
                             });
         f.eh = {};
@@ -377,14 +439,15 @@ private:
         this_worker = &w;
         enter_node_thread();
 #ifdef HCUBE_TSAN_FIBERS
-        w.tsan = __tsan_get_current_fiber();
+        w.note.tsan = __tsan_get_current_fiber();
         for (int i = w.first; i < w.last; ++i)
-            fibers_[i].tsan = __tsan_create_fiber(0);
+            fibers_[i].note.tsan = __tsan_create_fiber(0);
 #endif
         for (std::uint32_t seen = 0;;) {
             seen = gate_.wait(seen, block_time);
             if (stopping_.load(std::memory_order_acquire)) break;
             // A run is a batch of context starts on the nodes' own stacks.
+            stacks_.unpoison(w.first, w.last);
             for (int i = w.first; i < w.last; ++i) {
                 start(fibers_[i], i);
                 w.push_local(&fibers_[i]);
@@ -412,7 +475,7 @@ private:
         }
 #ifdef HCUBE_TSAN_FIBERS
         for (int i = w.first; i < w.last; ++i)
-            __tsan_destroy_fiber(fibers_[i].tsan);
+            __tsan_destroy_fiber(fibers_[i].note.tsan);
 #endif
     }
 
