@@ -2,8 +2,9 @@
 //
 // Rank r of R runs the subcube of nodes [r p/R, (r+1) p/R): the low
 // log(p/R) dimensions stay inside a rank, dimension k >= log(p/R) joins rank r
-// to rank r ^ 2^(k - log(p/R)). Only the caller of run() calls MPI (the job
-// needs MPI_THREAD_SERIALIZED, or FUNNELED from the main thread).
+// to rank r ^ 2^(k - log(p/R)). MPI is called by one thread at a time (a
+// mutex around progress()), from nodes and the caller of run(): the job needs
+// MPI_THREAD_SERIALIZED.
 //
 // One MPI message per hcube message, payload then header, so a received
 // buffer becomes the receiver's heap payload without another copy:
@@ -19,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <vector>
 
 // The C API only: Open MPI's deprecated C++ bindings do not build cleanly.
@@ -74,13 +76,11 @@ void join_mpi() {
     } else {
         MPI_Query_thread(&provided);
     }
-    int is_main = 0;
-    MPI_Is_thread_main(&is_main);
-    if (provided < MPI_THREAD_SERIALIZED && !(provided == MPI_THREAD_FUNNELED && is_main))
+    if (provided < MPI_THREAD_SERIALIZED)
         throw usage_error("mpi backend: MPI was initialised with thread level " +
                           std::to_string(provided) +
-                          "; hcube calls MPI from the thread that calls run() and needs "
-                          "MPI_THREAD_SERIALIZED (or FUNNELED from the main thread)");
+                          "; hcube calls MPI from its node threads, one at a time, and needs "
+                          "MPI_THREAD_SERIALIZED (MPI_Init_thread)");
 }
 
 template <spsc_link L>
@@ -124,32 +124,19 @@ public:
     int ranks() const noexcept override { return ranks_; }
 
     bool progress() override {
-        bool moved = false;
-        if (!m_.cancelled.load(std::memory_order_acquire))
-            for (auto& o : outgoing_)
-                while (!o.link->empty()) {
-                    ship(o);
-                    moved = true;
-                }
-        moved |= receive_all();
-        for (auto& in : incoming_)
-            while (!in.waiting.empty() && in.link->writable()) {
-                deliver(in, in.waiting.front());
-                in.waiting.pop_front();
-                moved = true;
-            }
-        retire_sends(false);
-        return moved;
+        std::unique_lock turn(mu_, std::try_to_lock);
+        return turn && progress_locked();
     }
 
     std::uint64_t finish() override {
-        progress(); // the local nodes are done: this empties every outgoing link
+        std::lock_guard turn(mu_); // nodes are done; a late one may still hold it
+        progress_locked();         // this empties every outgoing link
         for (const int peer : peers_) {
             wire_header h{end_kind, rank_, 0, 0, 0, 0, sent_to_[std::size_t(peer)]};
             post(std::vector<std::byte>(sizeof h), h, peer);
         }
         for (idle_backoff idle; ended_ < peers_.size();)
-            progress() ? idle.reset() : idle.pause();
+            progress_locked() ? idle.reset() : idle.pause();
         retire_sends(true);
         // What arrived for nodes that had finished: undelivered, like what is
         // left in their links (machine.cpp drains those).
@@ -227,6 +214,25 @@ private:
         std::vector<std::byte> buffer;
         MPI_Request request;
     };
+
+    bool progress_locked() {
+        bool moved = false;
+        if (!m_.cancelled.load(std::memory_order_acquire))
+            for (auto& o : outgoing_)
+                while (!o.link->empty()) {
+                    ship(o);
+                    moved = true;
+                }
+        moved |= receive_all();
+        for (auto& in : incoming_)
+            while (!in.waiting.empty() && in.link->writable()) {
+                deliver(in, in.waiting.front());
+                in.waiting.pop_front();
+                moved = true;
+            }
+        retire_sends(false);
+        return moved;
+    }
 
     // Pops the front message of a local node's link to another rank and
     // sends it; the payload is copied out before the pop releases the
@@ -348,6 +354,7 @@ private:
     }
 
     machine_state& m_;
+    std::mutex mu_; // one thread in MPI and in the cross-rank links at a time
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0, ranks_ = 1;
     int inner_ = 0; // dimensions inside a rank: log(p / R)

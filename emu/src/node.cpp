@@ -30,6 +30,11 @@ namespace {
 constexpr int spin_rounds = 4000;
 constexpr int yields_spinning = 16;
 constexpr int yields_oversubscribed = 8;
+// Over MPI a waiting node first moves messages between ranks itself (each
+// round one MPI probe, or a yield while another thread is at it): in a
+// one-node-per-rank job the caller of run() would otherwise relay every
+// message with a thread hand-off on each side.
+constexpr int network_rounds = 2000;
 
 std::string node_prefix(int id) {
     return "node " + std::to_string(id) + ": ";
@@ -112,6 +117,11 @@ namespace {
 template <class Ready>
 void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& info) {
     if (ready()) return;
+    for (int i = 0; m.net && i < network_rounds; ++i) {
+        throw_if_cancelled(m);
+        if (!m.net->progress()) m.exec->yield();
+        if (ready()) return;
+    }
     if (m.spin) {
         for (int i = 0; i < spin_rounds; ++i) {
             cpu_relax();
@@ -345,6 +355,7 @@ struct access {
         }
         l.publish();
         m.wake(m.nodes[peer]);
+        if (m.net) m.net->progress(); // ship it now if it leaves this rank
 
         s.sent[k].messages += 1;
         s.sent[k].bytes += bytes;

@@ -9,8 +9,10 @@
 // FIFO order, the descriptors' virtual times and the charging are untouched,
 // so results and virtual time equal the in-process machine's.
 //
-// Only the caller of run() uses it, between and after the local nodes'
-// programs; it is the one thread of the process that calls MPI.
+// progress() may be called by any thread, one at a time (a node that waits or
+// has just sent, the caller of run() meanwhile): a one-node-per-rank job then
+// moves its messages on the node's own thread, with no hand-off. The rest is
+// for the caller of run() only.
 #pragma once
 
 #include <chrono>
@@ -34,7 +36,7 @@ public:
 
     // Ships what local nodes sent to other ranks and delivers what arrived
     // into the local nodes' links (as far as they have room). True if a
-    // message moved.
+    // message moved; false at once while another thread is at it.
     virtual bool progress() = 0;
 
     // The local nodes finished: ships what is left and delivers until every
