@@ -318,11 +318,13 @@ public:
         , fibers_(std::make_unique<fiber_node[]>(std::size_t(m.p)))
         , workers_(std::make_unique<worker[]>(std::size_t(workers)))
         , count_(workers) {
+        // The nodes this process runs (over MPI, this rank's subcube).
+        const std::int64_t first = m.local_begin, nodes = m.local_end - m.local_begin;
         for (int w = 0; w < count_; ++w) {
             worker& wk = workers_[w];
             wk.index = w;
-            wk.first = int(std::int64_t(m.p) * w / count_);
-            wk.last = int(std::int64_t(m.p) * (w + 1) / count_);
+            wk.first = int(first + nodes * w / count_);
+            wk.last = int(first + nodes * (w + 1) / count_);
             for (int i = wk.first; i < wk.last; ++i) {
                 fibers_[i].owner = &wk;
                 fibers_[i].note.set_stack(stacks_.stack(i));

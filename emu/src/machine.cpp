@@ -362,14 +362,11 @@ machine::machine(config cfg)
     m.cfg.backend = resolve_backend(cfg.backend);
     if (m.cfg.backend == backend_kind::mpi) {
         if (cfg.trace) throw usage_error("trace: not available with the mpi backend yet");
-        if (cfg.executor == executor_kind::fibers)
-            throw usage_error("the mpi backend runs a rank's nodes as threads; fibers over MPI "
-                              "are not available yet");
         m.net = make_mpi_remote(m);
     }
     if (cfg.executor == executor_kind::fibers) {
         const int cpus = int(usable_cpus().size());
-        m.cfg.workers = std::min(cfg.workers ? cfg.workers : cpus, m.p);
+        m.cfg.workers = std::min(cfg.workers ? cfg.workers : cpus, m.local_end - m.local_begin);
         m.exec = make_fiber_executor(m, m.cfg.workers, fiber_guard_pages(m.p, lim));
     } else {
         m.exec = make_thread_executor(m);

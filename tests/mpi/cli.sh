@@ -6,7 +6,7 @@
 set -uo pipefail
 mpirun=$1
 hcube=$2
-args=(--bind-to none --mca btl self,vader --mca oob_tcp_if_include lo)
+args=(--oversubscribe --bind-to none --mca btl self,vader --mca oob_tcp_if_include lo)
 failed=0
 same() { # same RANKS RUN-ARGS...: the run over RANKS ranks reports what the in-process run does
     local ranks=$1
@@ -29,7 +29,7 @@ there = json.loads(lines[0])
 assert there["backend"] == "mpi" and there["ranks"] == ranks, (there["backend"], there["ranks"])
 assert here["backend"] == "in-process" and here["ranks"] == 1
 assert there["verified"] is True, there
-for key in ("virtual_time", "steps", "messages", "bytes", "formula_time", "algo"):
+for key in ("virtual_time", "steps", "messages", "bytes", "formula_time", "algo", "executor"):
     assert here[key] == there[key], f"{key}: in-process {here[key]}, mpi {there[key]}"
 PY
     [ "$failed" = 0 ] && echo "ok: $ranks ranks: hcube run $*"
@@ -39,4 +39,5 @@ same 8 allgather --dim 3 --algo d-cycles --ports all --words 6 --tw 1
 same 2 alltoall --dim 3 --algo dimension-exchange --words 3 --tw 2
 same 4 broadcast --dim 4 --root 5 --words 1000 --tw 1
 same 2 scan --dim 2 --words 7
+same 4 reduce-scatter --dim 4 --words 5 --tw 1 --executor fibers
 exit $failed

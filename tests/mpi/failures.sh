@@ -6,7 +6,7 @@
 set -uo pipefail
 mpirun=$1
 test_mpi=$2
-args=(--bind-to none --mca btl self,vader --mca oob_tcp_if_include lo)
+args=(--oversubscribe --bind-to none --mca btl self,vader --mca oob_tcp_if_include lo)
 failed=0
 expect() { # expect NAME RANKS PATTERN...: the case must fail within 60 s, saying each PATTERN
     local name=$1 ranks=$2
