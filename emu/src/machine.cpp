@@ -181,7 +181,9 @@ std::string pending_messages(machine_state& m, int i) {
     return os.str();
 }
 
-std::string describe(int dim, const wait_info& w) {
+} // namespace
+
+std::string detail::describe_wait(int dim, const wait_info& w) {
     std::ostringstream os;
     const auto size = [&] {
         if (w.exact) os << ", expecting " << w.bytes << " bytes";
@@ -212,6 +214,8 @@ std::string describe(int dim, const wait_info& w) {
     }
     return os.str();
 }
+
+namespace {
 
 // A config enum's `automatic` resolved: the value the environment variable
 // `var` names (`parse`), or `fallback` when it is unset or empty.
@@ -363,6 +367,7 @@ machine::machine(config cfg)
     if (m.cfg.backend == backend_kind::mpi) {
         if (cfg.trace) throw usage_error("trace: not available with the mpi backend yet");
         m.net = make_mpi_remote(m);
+        m.inline_node = m.local_end - m.local_begin == 1 && cfg.executor == executor_kind::threads;
     }
     if (cfg.executor == executor_kind::fibers) {
         const int cpus = int(usable_cpus().size());
@@ -561,7 +566,7 @@ public:
     std::vector<blocked_wait> described(std::vector<blocked_wait> waits) const {
         for (auto& w : waits) {
             const wait_info& info = m_.nodes[w.node].waiting_for;
-            w.what = describe(m_.cfg.dim, info) + pending_messages(m_, w.node);
+            w.what = describe_wait(m_.cfg.dim, info) + pending_messages(m_, w.node);
             w.dim = info.dim;
             w.peer = info.peer;
         }
@@ -691,7 +696,13 @@ run_report machine::run(const std::function<void(node&)>& program) {
     m.program = &program;
 
     const auto t0 = std::chrono::steady_clock::now();
-    m.exec->launch();
+    if (m.inline_node) { // this rank's one node, on this thread (state.hpp)
+        inside_node_program = true;
+        run_node(m, m.local_begin);
+        inside_node_program = false;
+    } else {
+        m.exec->launch();
+    }
 
     std::vector<blocked_wait> deadlock = m.net ? wait_over_network(m, t0) : wait_in_process(m, t0);
     const std::uint64_t arrived_late = m.net ? m.net->finish() : 0;

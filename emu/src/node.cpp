@@ -114,9 +114,35 @@ namespace {
 // of them sees the other's store, so either the re-check succeeds or the waker
 // rings the bell. The bell value is read before the re-check, so a ring between
 // re-check and futex wait makes the wait return.
+// A rank's only node, run by the caller of run() (state.hpp, inline_node):
+// nobody else moves its messages, so it never parks; after
+// config::mpi_quiet_limit with nothing moving it ends the job, as the caller's
+// watchdog does for parked nodes (machine.cpp).
+template <class Ready>
+void wait_moving(machine_state& m, const node_state& s, Ready ready, const wait_info& info) {
+    auto quiet_since = std::chrono::steady_clock::now();
+    for (idle_backoff idle; !ready();) {
+        throw_if_cancelled(m);
+        if (m.net->progress()) {
+            idle.reset();
+            quiet_since = std::chrono::steady_clock::now();
+            continue;
+        }
+        idle.pause();
+        if (std::chrono::steady_clock::now() - quiet_since >= m.cfg.mpi_quiet_limit)
+            m.net->abort("every node of this rank stayed blocked for " +
+                         std::to_string(m.cfg.mpi_quiet_limit.count()) +
+                         " ms with no message moving (config::mpi_quiet_limit); a deadlock "
+                         "across ranks?\n  node " +
+                         std::to_string(&s - m.nodes.get()) + ": " +
+                         describe_wait(m.cfg.dim, info));
+    }
+}
+
 template <class Ready>
 void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& info) {
     if (ready()) return;
+    if (m.inline_node) return wait_moving(m, s, ready, info);
     for (int i = 0; m.net && i < network_rounds; ++i) {
         throw_if_cancelled(m);
         if (!m.net->progress()) m.exec->yield();

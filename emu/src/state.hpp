@@ -193,6 +193,9 @@ struct byte_sink {
 
 struct machine_state;
 
+// What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").
+std::string describe_wait(int dim, const wait_info& w);
+
 // Everything one node owns. Hot fields first; the doorbell has its own line
 // because other nodes write it.
 struct alignas(cache_line) node_state {
@@ -266,6 +269,10 @@ struct machine_state {
     // rank's subcube; `net` carries the links to the others (remote.hpp).
     int local_begin = 0, local_end = 1;
     std::unique_ptr<remote> net;
+    // Over MPI with one node per rank and threads: the caller of run() runs
+    // that node itself, which then moves its own messages and never parks
+    // (no second thread, no hand-off; docs/mpi.md).
+    bool inline_node = false;
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
     // wake). The node that brings it to 0 checks whether the whole machine is
     // parked (router.hpp: force).

@@ -36,7 +36,7 @@ public:
             cpu_of_.assign(cpus.begin(), cpus.begin() + std::ptrdiff_t(nodes));
         threads_.reserve(nodes);
         try {
-            for (int i = m.local_begin; i < m.local_end; ++i)
+            for (int i = m.local_begin; i < m.local_end && !m.inline_node; ++i)
                 threads_.emplace_back([this, i] { serve(i); });
         } catch (const std::system_error& e) {
             const std::size_t started = threads_.size();
