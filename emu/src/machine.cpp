@@ -3,6 +3,7 @@
 #include <hcube/machine.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <climits>
@@ -230,28 +231,30 @@ E from_environment(E asked, const char* var, E fallback, Parse parse, const char
                       choices + " (or unset it: " + std::string(to_string(fallback)) + ")");
 }
 
-} // namespace
-
-executor_kind detail::resolve_executor(executor_kind e) {
-    const auto parse = [](std::string_view v) -> std::optional<executor_kind> {
-        for (const executor_kind k : {executor_kind::threads, executor_kind::fibers})
+// The parse for from_environment: the one of `values` whose to_string is v.
+template <class E, std::size_t N>
+auto named_among(std::array<E, N> values) {
+    return [values](std::string_view v) -> std::optional<E> {
+        for (const E k : values)
             if (v == to_string(k)) return k;
         return std::nullopt;
     };
-    return from_environment(e, "HCUBE_EXECUTOR", executor_kind::threads, parse, "executor",
-                            "threads or fibers");
+}
+
+} // namespace
+
+executor_kind detail::resolve_executor(executor_kind e) {
+    return from_environment(e, "HCUBE_EXECUTOR", executor_kind::threads,
+                            named_among(std::array{executor_kind::threads, executor_kind::fibers}),
+                            "executor", "threads or fibers");
 }
 
 namespace {
 
 backend_kind resolve_backend(backend_kind b) {
-    const auto parse = [](std::string_view v) -> std::optional<backend_kind> {
-        for (const backend_kind k : {backend_kind::in_process, backend_kind::mpi})
-            if (v == to_string(k)) return k;
-        return std::nullopt;
-    };
-    return from_environment(b, "HCUBE_BACKEND", backend_kind::in_process, parse, "backend",
-                            "in-process or mpi");
+    return from_environment(b, "HCUBE_BACKEND", backend_kind::in_process,
+                            named_among(std::array{backend_kind::in_process, backend_kind::mpi}),
+                            "backend", "in-process or mpi");
 }
 
 } // namespace
@@ -630,8 +633,7 @@ std::vector<node_failure> failures_of(machine_state& m) {
 // (remote.hpp), then for the ranks it shares links with. What other ranks
 // cannot see ends the job: a node that threw, and nodes that all stayed
 // blocked with nothing moving for config::mpi_quiet_limit.
-std::vector<blocked_wait> wait_over_network(machine_state& m,
-                                            std::chrono::steady_clock::time_point t0) {
+void wait_over_network(machine_state& m, std::chrono::steady_clock::time_point t0) {
     block_sampler sampler(m, t0);
     auto tick = t0;
     for (idle_backoff idle; m.finished.load(std::memory_order_acquire) == 0;) {
@@ -662,7 +664,6 @@ std::vector<blocked_wait> wait_over_network(machine_state& m,
             why += "\n  node " + std::to_string(f.node) + ": " + f.what;
         m.net->abort(why);
     }
-    return {};
 }
 
 } // namespace
@@ -704,7 +705,11 @@ run_report machine::run(const std::function<void(node&)>& program) {
         m.exec->launch();
     }
 
-    std::vector<blocked_wait> deadlock = m.net ? wait_over_network(m, t0) : wait_in_process(m, t0);
+    std::vector<blocked_wait> deadlock;
+    if (m.net)
+        wait_over_network(m, t0);
+    else
+        deadlock = wait_in_process(m, t0);
     const std::uint64_t arrived_late = m.net ? m.net->finish() : 0;
     const auto t1 = std::chrono::steady_clock::now();
     m.program = nullptr;

@@ -142,9 +142,9 @@ public:
         // left in their links (machine.cpp drains those).
         std::uint64_t left = 0;
         for (auto& in : incoming_) {
-            for (arrived& a : in.waiting) {
+            for (const descriptor& d : in.waiting) {
                 ++left;
-                if (a.heap) payload_free(a.heap);
+                if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
             }
             in.waiting.clear();
         }
@@ -201,14 +201,10 @@ private:
         int node; // the local sender
         int dim;
     };
-    struct arrived {
-        descriptor d;
-        void* heap = nullptr; // d.ptr when the payload is on the heap
-    };
     struct in_link {
         L* link;
-        int node;                    // the local receiver
-        std::deque<arrived> waiting; // arrived while the link was full
+        int node;                       // the local receiver
+        std::deque<descriptor> waiting; // arrived while the link was full
     };
     struct send {
         std::vector<std::byte> buffer;
@@ -312,17 +308,16 @@ private:
                 continue;
             }
             ++received_;
-            arrived a;
-            a.d.arrival = {h.arrival_time, h.arrival_steps};
-            a.d.bytes = std::uint32_t(bytes);
-            a.d.type = h.type;
+            descriptor a;
+            a.arrival = {h.arrival_time, h.arrival_steps};
+            a.bytes = std::uint32_t(bytes);
+            a.type = h.type;
             if (heap) {
-                a.d.kind = payload::heap;
-                a.d.ptr = at;
-                a.heap = at;
+                a.kind = payload::heap;
+                a.ptr = at;
             } else {
-                a.d.kind = payload::inline_bytes;
-                a.d.store_inline(at, bytes);
+                a.kind = payload::inline_bytes;
+                a.store_inline(at, bytes);
             }
             in_link& in = incoming_[index_of(h.from ^ (1 << h.dim), h.dim)];
             if (in.waiting.empty() && in.link->writable())
@@ -332,16 +327,8 @@ private:
         }
     }
 
-    void deliver(in_link& in, const arrived& a) {
-        descriptor& d = in.link->back();
-        d.arrival = a.d.arrival;
-        d.bytes = a.d.bytes;
-        d.type = a.d.type;
-        d.kind = a.d.kind;
-        if (a.d.kind == payload::heap)
-            d.ptr = a.d.ptr;
-        else
-            d.store_inline(a.d.data, a.d.bytes);
+    void deliver(in_link& in, const descriptor& d) {
+        in.link->back() = d;
         in.link->publish();
         m_.wake(m_.nodes[in.node]);
     }
@@ -377,7 +364,3 @@ std::unique_ptr<remote> make_mpi_remote(machine_state& m) {
 }
 
 } // namespace hcube::detail
-
-bool hcube::mpi_available() noexcept {
-    return true;
-}

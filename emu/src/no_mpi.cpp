@@ -4,10 +4,6 @@
 
 #include "remote.hpp"
 
-bool hcube::mpi_available() noexcept {
-    return false;
-}
-
 std::unique_ptr<hcube::detail::remote> hcube::detail::make_mpi_remote(machine_state&) {
     throw usage_error("the mpi backend is not built into this hcube: install Open MPI "
                       "(openmpi-bin libopenmpi-dev) and configure with meson -Dmpi=enabled");

@@ -142,11 +142,13 @@ void wait_moving(machine_state& m, const node_state& s, Ready ready, const wait_
 template <class Ready>
 void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& info) {
     if (ready()) return;
-    if (m.inline_node) return wait_moving(m, s, ready, info);
-    for (int i = 0; m.net && i < network_rounds; ++i) {
-        throw_if_cancelled(m);
-        if (!m.net->progress()) m.exec->yield();
-        if (ready()) return;
+    if (m.net) {
+        if (m.inline_node) return wait_moving(m, s, ready, info);
+        for (int i = 0; i < network_rounds; ++i) {
+            throw_if_cancelled(m);
+            if (!m.net->progress()) m.exec->yield();
+            if (ready()) return;
+        }
     }
     if (m.spin) {
         for (int i = 0; i < spin_rounds; ++i) {

@@ -115,8 +115,6 @@ enum class backend_kind {
 
 // "automatic", "in-process", "mpi".
 std::string_view to_string(backend_kind b) noexcept;
-// Whether this libhcube was built with MPI (meson -Dmpi=enabled|auto).
-bool mpi_available() noexcept;
 
 // How directed links are built (docs/design.md, "Links"). Every implementation
 // gives the same results, virtual times and reports; they differ in wall time.
