@@ -72,11 +72,18 @@ bool tell_router(node_state& s, vclock bound, std::uint64_t seq) {
 // The smallest key this node can still give a routed message (router.hpp):
 // max(clock, its earliest free send port), and, while it waits for a routed
 // message not yet placed, that message's earliest arrival.
-void publish_routed_bound(machine_state& m, node_state& s, const routed_message* awaited) {
+// A node's least next key: max(clock, its earliest free send port). Under the
+// all-port model a send on one port leaves the others as they were, so the
+// bound after it is not that port's new time.
+vclock routed_bound(const node_state& s) {
     vclock port = s.send_port.front();
     for (const vclock& q : s.send_port)
         port = {std::min(port.time, q.time), std::min(port.steps, q.steps)};
-    vclock bound = max(s.clock, port);
+    return max(s.clock, port);
+}
+
+void publish_routed_bound(machine_state& m, node_state& s, const routed_message* awaited) {
+    vclock bound = routed_bound(s);
     if (awaited) bound = max(bound, awaited->wanted + awaited->duration);
     if (!tell_router(s, bound, s.routed_seq)) return;
     thread_local std::vector<int> woken;
@@ -678,8 +685,9 @@ void node::send_routed_bytes(int dest, bytes_view out) {
         msg->data = std::move(data);
     }
     thread_local std::vector<int> woken;
-    tell_router(*s_, max(s_->clock, port), s_->routed_seq);
-    m.routes.submit(*msg, max(s_->clock, port), woken);
+    const vclock bound = routed_bound(*s_);
+    tell_router(*s_, bound, s_->routed_seq);
+    m.routes.submit(*msg, bound, woken);
     // The destination sees the message now, placed or not (if not, it tells
     // the router it waits for it).
     if (std::find(woken.begin(), woken.end(), dest) == woken.end()) woken.push_back(dest);
