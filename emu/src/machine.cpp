@@ -60,13 +60,9 @@ void detail::run_program(machine_state& m, int i) {
 void detail::finish_node(machine_state& m, int i) {
     node_state& s = m.nodes[i];
     s.done.store(true, std::memory_order_release);
-    {
-        // Always, even before any routed traffic: a finished node's bound
-        // must not hold back messages sent later in the run.
-        thread_local std::vector<int> woken;
-        m.routes.finish(i, woken);
-        m.wake_each(woken);
-    }
+    // Always, even before any routed traffic: a finished node's bound must not
+    // hold back messages sent later in the run.
+    route_finish(m, i);
     if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
     if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         m.finished.store(1, std::memory_order_release);
@@ -368,7 +364,6 @@ machine::machine(config cfg)
 
     m.cfg.backend = resolve_backend(cfg.backend);
     if (m.cfg.backend == backend_kind::mpi) {
-        if (cfg.trace) throw usage_error("trace: not available with the mpi backend yet");
         m.net = make_mpi_remote(m);
         m.inline_node = m.local_end - m.local_begin == 1 && cfg.executor == executor_kind::threads;
     }
@@ -426,7 +421,6 @@ void machine::set_ports(port_model p) {
 }
 
 void machine::set_trace(bool on) {
-    if (on && state_->net) throw usage_error("trace: not available with the mpi backend yet");
     state_->cfg.trace = on;
 }
 
@@ -688,6 +682,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
         s.done.store(false, std::memory_order_relaxed);
     }
     m.routes.reset(m.p, m.cfg.dim, m.cfg.trace);
+    if (m.net) m.net->begin_run();
     const int local = m.local_end - m.local_begin;
     m.active.store(local, std::memory_order_relaxed);
     m.cancelled.store(false, std::memory_order_relaxed);
@@ -745,13 +740,16 @@ run_report machine::run(const std::function<void(node&)>& program) {
             end = max(end, port);
         r.node_time[i] = end.time;
         r.node_steps[i] = end.steps;
-        for (int k = 0; k < m.cfg.dim; ++k) {
-            link_stats& l = r.links[std::size_t(i) * m.cfg.dim + k];
-            const link_stats& routed = m.routes.traffic()[std::size_t(i) * m.cfg.dim + k];
-            l.messages = s.sent[k].messages + routed.messages;
-            l.bytes = s.sent[k].bytes + routed.bytes;
-        }
+        for (int k = 0; k < m.cfg.dim; ++k)
+            r.links[std::size_t(i) * m.cfg.dim + k] = s.sent[k];
     }
+    // The router's share: over MPI rank 0's router counted every link's.
+    for (std::size_t l = 0; l < r.links.size(); ++l) {
+        r.links[l].messages += m.routes.traffic()[l].messages;
+        r.links[l].bytes += m.routes.traffic()[l].bytes;
+    }
+    r.routed_messages = m.routes.messages();
+    r.congestion = m.routes.congestion();
     if (m.net) { // every rank gets the whole machine's report, or the same error
         std::uint64_t here = arrived_late;
         for (const auto& u : left)
@@ -765,7 +763,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
         if (everywhere)
             throw error("run ended with " + std::to_string(everywhere) +
                         " undelivered messages on other ranks (every message sent must be "
-                        "received); their ranks list them");
+                        "received); their ranks list those that arrived");
     }
     for (int i = 0; i < m.p; ++i) {
         r.virtual_time = std::max(r.virtual_time, r.node_time[i]);
@@ -775,11 +773,14 @@ run_report machine::run(const std::function<void(node&)>& program) {
         r.messages += l.messages;
         r.bytes += l.bytes;
     }
-    for (const auto& fix : m.routes.trace_fixes())
-        m.nodes[fix.node].trace[fix.index].arrival = fix.arrival;
-    if (m.cfg.trace) collect_trace(m, r, t0);
-    r.routed_messages = m.routes.messages();
-    r.congestion = m.routes.congestion();
+    if (m.cfg.trace) {
+        if (m.net)
+            m.net->gather_traces(t0.time_since_epoch().count());
+        else
+            for (const auto& fix : m.routes.trace_fixes())
+                m.nodes[fix.node].trace[fix.index].arrival = fix.arrival;
+        collect_trace(m, r, t0);
+    }
     return r;
 }
 

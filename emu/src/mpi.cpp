@@ -11,16 +11,33 @@
 //
 //   [ payload bytes ... | wire header ]
 //
-// MPI keeps the order of messages between two ranks on one communicator and
-// tag, so a link's messages arrive in FIFO order, and a rank's end-of-run
-// marker arrives after everything it sent in that run.
+// MPI keeps the order of messages between two ranks on one communicator (a
+// receive of any tag matches them in the order sent), so a link's messages
+// arrive in FIFO order, a rank's end-of-run marker arrives after everything
+// it sent in that run, and one node's routed sends and bounds reach rank 0 in
+// program order.
+//
+// Routed traffic (remote.hpp) has its own tag and header. It is not counted
+// by the end markers: its messages go between any two ranks. What a run
+// still needs of it is in place before any node finishes (a receiver takes a
+// message only once it is placed), so what arrives later (bounds, finishes,
+// data nobody took) is recognised by its run number and dropped; routed
+// messages sent and arrived are summed over the ranks in combine(), so data
+// nobody received are reported as undelivered.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <list>
+#include <map>
 #include <mutex>
+#include <tuple>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 // The C API only: Open MPI's deprecated C++ bindings do not build cleanly.
@@ -30,6 +47,7 @@
 #include <hcube/error.hpp>
 
 #include "remote.hpp"
+#include "router.hpp"
 #include "state.hpp"
 
 namespace hcube::detail {
@@ -48,6 +66,33 @@ struct wire_header {
     std::uint64_t sent; // end: data messages this rank sent to the receiver
 };
 enum : std::int32_t { data_kind = 1, end_kind = 2 };
+
+constexpr int routed_tag = 8; // routed traffic: a routed_header
+
+struct routed_header {
+    std::int32_t kind;
+    std::uint32_t run; // the run it belongs to; older ones are dropped
+    std::int32_t source, dest;
+    std::uint64_t seq;   // submit, data, placed: the message's; publish: the next one
+    std::uint64_t trace; // submit: the sender's trace record
+    std::uint64_t elem;
+    std::uint64_t bytes; // the payload's, also where it went elsewhere
+    std::uint32_t type;
+    vclock wanted;   // submit, data
+    vclock duration; // submit, data
+    vclock bound;    // submit, data: the sender's new bound; publish: the bound;
+                     // placed: the arrival
+};
+// Who sends what (remote.hpp): submit, publish, finish to rank 0; data to
+// the receiver's rank; placed and used (routed traffic has begun) from rank 0.
+enum : std::int32_t {
+    submit_kind = 1,
+    data_routed_kind,
+    publish_kind,
+    finish_kind,
+    placed_kind,
+    used_kind
+};
 
 void check(int rc, const char* what) {
     if (rc != MPI_SUCCESS) {
@@ -81,6 +126,27 @@ void join_mpi() {
                           std::to_string(provided) +
                           "; hcube calls MPI from its node threads, one at a time, and needs "
                           "MPI_THREAD_SERIALIZED (MPI_Init_thread)");
+}
+
+// A node's trace records travel as a count and the records' bytes (they are
+// trivially copyable).
+template <class T, class A>
+void pack(std::vector<std::byte>& to, const std::vector<T, A>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto n = std::uint64_t(v.size());
+    const std::size_t at = to.size();
+    to.resize(at + sizeof n + n * sizeof(T));
+    std::memcpy(to.data() + at, &n, sizeof n);
+    if (n) std::memcpy(to.data() + at + sizeof n, v.data(), n * sizeof(T));
+}
+
+template <class T, class A>
+void unpack(const std::byte*& from, std::vector<T, A>& v) {
+    std::uint64_t n = 0;
+    std::memcpy(&n, from, sizeof n);
+    v.resize(n);
+    if (n) std::memcpy(v.data(), from + sizeof n, n * sizeof(T));
+    from += sizeof n + n * sizeof(T);
 }
 
 template <spsc_link L>
@@ -128,6 +194,63 @@ public:
         return turn && progress_locked();
     }
 
+    void begin_run() override {
+        std::lock_guard lock(routed_mu_);
+        ++run_;
+        used_.store(false, std::memory_order_relaxed);
+        outbox_.clear(); // what the last run's nodes said after it ended
+        shadows_.clear();
+        early_.clear();
+        routed_sent_ = routed_arrived_ = 0;
+    }
+
+    bool routed_used() const noexcept override { return used_.load(std::memory_order_acquire); }
+
+    // The data go to the receiver's rank; rank 0's router gets the message
+    // itself if it is the receiver's rank, else a copy without the data (a
+    // shadow) that it places in the receiver's stead.
+    void submit_routed(routed_message& msg, vclock bound) override {
+        const bool here = local(msg.dest);
+        const int to = rank_of(msg.dest);
+        {
+            std::lock_guard lock(routed_mu_);
+            ++routed_sent_;
+            if (here) ++routed_arrived_;
+            if (!here)
+                queue_routed(header_of(data_routed_kind, msg, bound), msg.data.data(),
+                             msg.data.size(), to);
+            if (rank_ != 0 && to != 0)
+                queue_routed(header_of(submit_kind, msg, bound), nullptr, 0, 0);
+        }
+        start_routed();
+        if (rank_ == 0) route(here ? msg : shadow_of(header_of(submit_kind, msg, bound)), bound);
+    }
+
+    void publish_routed(int id, std::uint64_t seq, vclock bound) override {
+        std::lock_guard lock(routed_mu_);
+        queue_routed({publish_kind, 0, id, 0, seq, 0, 0, 0, 0, {}, {}, bound}, nullptr, 0, 0);
+    }
+
+    void finish_routed(int id) override {
+        std::lock_guard lock(routed_mu_);
+        queue_routed({finish_kind, 0, id, 0, 0, 0, 0, 0, 0, {}, {}, {}}, nullptr, 0, 0);
+    }
+
+    // The router placed (ready) one or more of dest's shadows: their arrival
+    // goes to dest's rank, in each source's send order.
+    void placed_remote(int dest) noexcept override {
+        std::lock_guard lock(routed_mu_);
+        auto& list = shadows_[dest];
+        for (auto it = list.begin(); it != list.end();) {
+            if (!it->ready.load(std::memory_order_acquire)) {
+                ++it;
+                continue;
+            }
+            queue_routed(header_of(placed_kind, *it, it->arrival), nullptr, 0, rank_of(dest));
+            it = list.erase(it);
+        }
+    }
+
     std::uint64_t finish() override {
         std::lock_guard turn(mu_); // nodes are done; a late one may still hold it
         progress_locked();         // this empties every outgoing link
@@ -135,7 +258,12 @@ public:
             wire_header h{end_kind, rank_, 0, 0, 0, 0, sent_to_[std::size_t(peer)]};
             post(std::vector<std::byte>(sizeof h), h, peer);
         }
-        for (idle_backoff idle; ended_ < peers_.size();)
+        // Every rank's nodes are done once the barrier completes; until then
+        // rank 0's router may still be placing messages for them, and this
+        // rank's finishes and bounds must reach it (remote.hpp).
+        MPI_Request all_done = MPI_REQUEST_NULL;
+        check(MPI_Ibarrier(comm_, &all_done), "MPI_Ibarrier");
+        for (idle_backoff idle; ended_ < peers_.size() || !completed(all_done);)
             progress_locked() ? idle.reset() : idle.pause();
         retire_sends(true);
         // What arrived for nodes that had finished: undelivered, like what is
@@ -170,16 +298,71 @@ public:
             counts.push_back(l.messages);
             counts.push_back(l.bytes);
         }
+        counts.push_back(r.routed_messages); // rank 0's router counted them all
+        counts.push_back(routed_sent_);
+        counts.push_back(routed_arrived_);
         counts.push_back(here);
         check(MPI_Allreduce(MPI_IN_PLACE, counts.data(), int(counts.size()), MPI_UINT64_T, MPI_SUM,
                             comm_),
               "MPI_Allreduce");
         for (std::size_t i = 0; i < r.links.size(); ++i)
             r.links[i] = {counts[2 * i], counts[2 * i + 1]};
+        r.routed_messages = counts[counts.size() - 4];
+        // Routed messages sent and never arrived anywhere: undelivered too.
+        counts.back() += counts[counts.size() - 3] - counts[counts.size() - 2];
+        auto events = std::uint64_t(r.congestion.size());
+        check(MPI_Bcast(&events, 1, MPI_UINT64_T, 0, comm_), "MPI_Bcast");
+        r.congestion.resize(events);
+        check(MPI_Bcast(r.congestion.data(), int(events * sizeof(congestion_event)), MPI_BYTE, 0,
+                        comm_),
+              "MPI_Bcast");
         double wall = r.wall_seconds;
         check(MPI_Allreduce(&wall, &r.wall_seconds, 1, MPI_DOUBLE, MPI_MAX, comm_),
               "MPI_Allreduce");
         return counts.back();
+    }
+
+    void gather_traces(std::int64_t origin) override {
+        std::vector<std::byte> mine;
+        for (int i = m_.local_begin; i < m_.local_end; ++i) {
+            node_state& s = m_.nodes[i];
+            for (call_record& c : s.calls) {
+                c.wall_start -= origin;
+                c.wall_end -= origin;
+            }
+            pack(mine, s.calls);
+            pack(mine, s.trace);
+            pack(mine, s.receipts);
+        }
+        std::vector<int> sizes(static_cast<std::size_t>(ranks_)), at(sizes.size());
+        const int size = int(mine.size());
+        check(MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+        for (int r = 1; r < ranks_; ++r)
+            at[std::size_t(r)] = at[std::size_t(r) - 1] + sizes[std::size_t(r) - 1];
+        std::vector<std::byte> all(std::size_t(at.back() + sizes.back()));
+        check(MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), at.data(),
+                             MPI_BYTE, comm_),
+              "MPI_Allgatherv");
+        const std::byte* from = all.data();
+        for (int i = 0; i < m_.p; ++i) {
+            node_state& s = m_.nodes[i];
+            unpack(from, s.calls);
+            unpack(from, s.trace);
+            unpack(from, s.receipts);
+            for (call_record& c : s.calls) {
+                c.wall_start += origin;
+                c.wall_end += origin;
+            }
+        }
+        // Rank 0's router knows when every routed message arrived.
+        std::vector<router::trace_fix> fixes = m_.routes.trace_fixes();
+        auto count = std::uint64_t(fixes.size());
+        check(MPI_Bcast(&count, 1, MPI_UINT64_T, 0, comm_), "MPI_Bcast");
+        fixes.resize(count);
+        check(MPI_Bcast(fixes.data(), int(count * sizeof(router::trace_fix)), MPI_BYTE, 0, comm_),
+              "MPI_Bcast");
+        for (const auto& fix : fixes)
+            m_.nodes[fix.node].trace[fix.index].arrival = fix.arrival;
     }
 
     bool all(bool b) override {
@@ -210,6 +393,10 @@ private:
         std::vector<std::byte> buffer;
         MPI_Request request;
     };
+    struct routed_out {
+        std::vector<std::byte> buffer; // payload, routed_header
+        int peer;
+    };
 
     bool progress_locked() {
         bool moved = false;
@@ -219,6 +406,16 @@ private:
                     ship(o);
                     moved = true;
                 }
+        {
+            std::vector<routed_out> batch;
+            {
+                std::lock_guard lock(routed_mu_);
+                batch.swap(outbox_);
+            }
+            for (routed_out& o : batch)
+                isend(std::move(o.buffer), o.peer, routed_tag);
+            moved |= !batch.empty();
+        }
         moved |= receive_all();
         for (auto& in : incoming_)
             while (!in.waiting.empty() && in.link->writable()) {
@@ -260,11 +457,21 @@ private:
 
     void post(std::vector<std::byte> buffer, const wire_header& h, int peer) {
         std::memcpy(buffer.data() + buffer.size() - sizeof h, &h, sizeof h);
+        isend(std::move(buffer), peer, data_tag);
+    }
+
+    void isend(std::vector<std::byte> buffer, int peer, int tag) {
         sends_.push_back({std::move(buffer), MPI_REQUEST_NULL});
         send& s = sends_.back();
-        check(MPI_Isend(s.buffer.data(), int(s.buffer.size()), MPI_BYTE, peer, data_tag, comm_,
+        check(MPI_Isend(s.buffer.data(), int(s.buffer.size()), MPI_BYTE, peer, tag, comm_,
                         &s.request),
               "MPI_Isend");
+    }
+
+    static bool completed(MPI_Request& request) {
+        int done = 0;
+        check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        return done != 0;
     }
 
     void retire_sends(bool all) {
@@ -284,8 +491,13 @@ private:
         for (;;) {
             int flag = 0;
             MPI_Status st;
-            check(MPI_Iprobe(MPI_ANY_SOURCE, data_tag, comm_, &flag, &st), "MPI_Iprobe");
+            check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &st), "MPI_Iprobe");
             if (!flag) return moved;
+            moved = true;
+            if (st.MPI_TAG == routed_tag) {
+                receive_routed(st);
+                continue;
+            }
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
             const std::size_t bytes = std::size_t(count) - sizeof(wire_header);
@@ -327,6 +539,152 @@ private:
         }
     }
 
+    void receive_routed(const MPI_Status& st) {
+        int count = 0;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        std::vector<unsigned char> data(static_cast<std::size_t>(count));
+        check(MPI_Recv(data.data(), count, MPI_BYTE, st.MPI_SOURCE, routed_tag, comm_,
+                       MPI_STATUS_IGNORE),
+              "MPI_Recv");
+        routed_header h;
+        const std::size_t bytes = data.size() - sizeof h;
+        std::memcpy(&h, data.data() + bytes, sizeof h);
+        if (h.run != run_) return; // a late bound, finish or untaken message of a past run
+        start_routed();
+        std::vector<int> woken;
+        switch (h.kind) {
+        case submit_kind:
+            route(shadow_of(h), h.bound);
+            break;
+        case data_routed_kind:
+            data.resize(bytes);
+            arrived(h, std::move(data));
+            break;
+        case publish_kind:
+            m_.routes.publish(h.source, h.seq, h.bound, woken);
+            m_.wake_each(woken);
+            break;
+        case finish_kind:
+            m_.routes.finish(h.source, woken);
+            m_.wake_each(woken);
+            break;
+        case placed_kind:
+            placed(h);
+            break;
+        default:
+            break; // used_kind: start_routed() above
+        }
+    }
+
+    // The first routed traffic of the run this rank hears of. From now on its
+    // nodes publish their bounds and finishes; those that parked or finished
+    // before told rank 0's router nothing, so the parked are woken (they
+    // publish as they park again) and the finished are reported. Rank 0 tells
+    // every rank.
+    void start_routed() {
+        if (used_.load(std::memory_order_acquire) || used_.exchange(true)) return;
+        if (rank_ == 0) {
+            std::lock_guard lock(routed_mu_);
+            for (int r = 1; r < ranks_; ++r)
+                queue_routed({used_kind, 0, 0, 0, 0, 0, 0, 0, 0, {}, {}, {}}, nullptr, 0, r);
+        }
+        // Pairs with the fence in node.cpp's route_finish: a node that
+        // finishes now is reported by this loop, by itself, or by both.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        for (int i = m_.local_begin; i < m_.local_end; ++i) {
+            if (!m_.nodes[i].done.load(std::memory_order_relaxed))
+                m_.wake(m_.nodes[i]);
+            else if (rank_ != 0) // rank 0's router heard every finish
+                finish_routed(i);
+        }
+    }
+
+    static routed_header header_of(std::int32_t kind, const routed_message& msg, vclock bound) {
+        return {kind,     0,         msg.source, msg.dest,   msg.seq,      msg.trace,
+                msg.elem, msg.bytes, msg.type,   msg.wanted, msg.duration, bound};
+    }
+
+    // Under routed_mu_; the next progress() sends it.
+    void queue_routed(routed_header h, const void* data, std::size_t bytes, int peer) {
+        h.run = run_;
+        std::vector<std::byte> buffer(bytes + sizeof h);
+        if (bytes) std::memcpy(buffer.data(), data, bytes);
+        std::memcpy(buffer.data() + bytes, &h, sizeof h);
+        outbox_.push_back({std::move(buffer), peer});
+    }
+
+    static void describe(routed_message& msg, const routed_header& h) {
+        msg.source = h.source;
+        msg.dest = h.dest;
+        msg.seq = h.seq;
+        msg.trace = h.trace;
+        msg.elem = h.elem;
+        msg.bytes = h.bytes;
+        msg.type = h.type;
+        msg.wanted = h.wanted;
+        msg.duration = h.duration;
+    }
+
+    // Rank 0: what its router places for a message whose data went to
+    // another rank.
+    routed_message& shadow_of(const routed_header& h) {
+        std::lock_guard lock(routed_mu_);
+        routed_message& shadow = shadows_[h.dest].emplace_back();
+        describe(shadow, h);
+        return shadow;
+    }
+
+    // Rank 0: into the router, and wakes whom its placements concern.
+    void route(routed_message& msg, vclock bound) {
+        std::vector<int> woken;
+        m_.routes.submit(msg, bound, woken);
+        m_.wake_each(woken);
+    }
+
+    static void set_placed(routed_message& msg, vclock arrival) {
+        msg.arrival = arrival;
+        msg.unplaced = 0;
+        msg.ready.store(true, std::memory_order_release);
+    }
+
+    // A routed message for a local node: into its inbox, unplaced until the
+    // router places it (here on rank 0, or a placed message says so, maybe
+    // one that came first).
+    void arrived(const routed_header& h, std::vector<unsigned char> data) {
+        node_state& d = m_.nodes[h.dest];
+        routed_message* msg;
+        {
+            std::lock_guard lock(d.routed_mu);
+            msg = &d.routed_in.push(h.source);
+            describe(*msg, h);
+            msg->data = std::move(data);
+            if (const auto it = early_.find({h.dest, h.source, h.seq}); it != early_.end()) {
+                set_placed(*msg, it->second);
+                early_.erase(it);
+            }
+        }
+        {
+            std::lock_guard lock(routed_mu_);
+            ++routed_arrived_;
+        }
+        if (rank_ == 0) route(*msg, h.bound);
+        m_.wake(d);
+    }
+
+    void placed(const routed_header& h) {
+        node_state& d = m_.nodes[h.dest];
+        {
+            std::lock_guard lock(d.routed_mu);
+            routed_message* msg = d.routed_in.find(h.source, h.seq);
+            if (!msg) {
+                early_[{h.dest, h.source, h.seq}] = h.bound;
+                return;
+            }
+            set_placed(*msg, h.bound);
+        }
+        m_.wake(d);
+    }
+
     void deliver(in_link& in, const descriptor& d) {
         in.link->back() = d;
         in.link->publish();
@@ -334,6 +692,7 @@ private:
     }
 
     int rank_of(int node) const noexcept { return node >> inner_; }
+    bool local(int node) const noexcept { return node >= m_.local_begin && node < m_.local_end; }
     std::size_t index_of(int local_node, int dim) const noexcept {
         const int outer = m_.cfg.dim - inner_;
         return std::size_t(local_node - m_.local_begin) * std::size_t(outer) +
@@ -353,6 +712,18 @@ private:
     std::size_t ended_ = 0; // end markers received this run
     std::uint64_t received_ = 0, expected_ = 0;
     alignas(16) std::byte small_[descriptor::inline_capacity + sizeof(wire_header)];
+
+    // Routed traffic (remote.hpp). routed_mu_ guards the outbox, the shadows
+    // and the counts: nodes and progress() use them.
+    std::mutex routed_mu_;
+    std::uint32_t run_ = 0;
+    std::atomic<bool> used_{false};
+    std::vector<routed_out> outbox_;
+    std::unordered_map<int, std::list<routed_message>> shadows_; // rank 0, by receiver
+    // Placements that came before their data, by (receiver, source, seq);
+    // progress() only.
+    std::map<std::tuple<int, int, std::uint64_t>, vclock> early_;
+    std::uint64_t routed_sent_ = 0, routed_arrived_ = 0; // by this rank's nodes, to them
 };
 
 } // namespace

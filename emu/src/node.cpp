@@ -58,6 +58,16 @@ void throw_if_cancelled(const machine_state& m) {
     if (m.cancelled.load(std::memory_order_acquire)) throw run_cancelled{};
 }
 
+// The machine's router is in this process (over MPI: on rank 0; remote.hpp).
+bool router_here(const machine_state& m) {
+    return !m.net || m.net->rank() == 0;
+}
+
+// Whether routed traffic has begun in this run (over MPI: as this rank knows).
+bool routed_in_use(const machine_state& m) {
+    return m.net ? m.net->routed_used() : m.routes.used();
+}
+
 // Records that the router will hold at least (bound, seq) for this node; false
 // if it already does on both clocks, so the publish would change nothing.
 bool tell_router(node_state& s, vclock bound, std::uint64_t seq) {
@@ -86,18 +96,35 @@ void publish_routed_bound(machine_state& m, node_state& s, const routed_message*
     vclock bound = routed_bound(s);
     if (awaited) bound = max(bound, awaited->wanted + awaited->duration);
     if (!tell_router(s, bound, s.routed_seq)) return;
+    const int id = int(&s - m.nodes.get());
+    if (!router_here(m)) return m.net->publish_routed(id, s.routed_seq, bound);
     thread_local std::vector<int> woken;
-    m.routes.publish(int(&s - m.nodes.get()), s.routed_seq, bound, woken);
+    m.routes.publish(id, s.routed_seq, bound, woken);
     m.wake_each(woken);
 }
 
 } // namespace
 
+void detail::route_finish(machine_state& m, int id) {
+    if (!router_here(m)) {
+        // Pairs with the fence in the backend's start of routed traffic: a
+        // node that finishes then is reported by it, by this, or by both.
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (m.net->routed_used()) m.net->finish_routed(id);
+        return;
+    }
+    thread_local std::vector<int> woken;
+    m.routes.finish(id, woken);
+    m.wake_each(woken);
+}
+
 // Called by the node whose park or finish left no node active: if every
 // unfinished node is really parked (none rung on its way down), no routed bound
 // can rise any more, so the router places the next message anyway (router.hpp),
-// until a placement wakes someone or nothing is left.
+// until a placement wakes someone or nothing is left. Over MPI a rank cannot
+// see the others' nodes, so it never forces (docs/mpi.md).
 void detail::place_when_all_parked(machine_state& m) {
+    if (m.net) return;
     thread_local std::vector<int> woken;
     const auto all_parked = [&] {
         for (int i = 0; i < m.p; ++i)
@@ -186,7 +213,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         s.parked_bell.store(seq, std::memory_order_relaxed);
         s.park_epoch.fetch_add(1, std::memory_order_relaxed);
         s.parked.store(true, std::memory_order_release);
-        if (m.routes.used()) publish_routed_bound(m, s, nullptr);
+        if (routed_in_use(m)) publish_routed_bound(m, s, nullptr);
         if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
         m.exec->park(s, seq);
         // Unless a waker claimed the wait and counted us (cancel and spurious
@@ -657,7 +684,6 @@ void node::send_routed_bytes(int dest, bytes_view out) {
         fail(id_, "send_routed to node " + std::to_string(dest) + ", outside 0.." +
                       std::to_string(p - 1));
     if (dest == id_) fail(id_, "send_routed to itself; routed messages go to other nodes");
-    if (m.net) fail(id_, "send_routed: not available with the mpi backend yet");
 
     const vclock dur = m.message_duration(out.bytes, out.elem);
     vclock& port = s_->send_port[m.port_index(std::countr_zero(unsigned(id_ ^ dest)))];
@@ -670,10 +696,16 @@ void node::send_routed_bytes(int dest, bytes_view out) {
         s_->trace.push_back({id_, dest, -1, start.steps, start.time, start.time, out.bytes,
                              std::int64_t(s_->calls.size()) - 1});
     node_state& d = m.nodes[dest];
-    routed_message* msg;
+    // Over MPI a message to another rank's node is shipped from here.
+    const bool local_dest = dest >= m.local_begin && dest < m.local_end;
+    routed_message shipped;
+    routed_message* msg = &shipped;
     {
-        std::lock_guard lock(d.routed_mu);
-        msg = &d.routed_in.push(id_);
+        std::unique_lock lock(d.routed_mu, std::defer_lock);
+        if (local_dest) {
+            lock.lock();
+            msg = &d.routed_in.push(id_);
+        }
         msg->source = id_;
         msg->dest = dest;
         msg->seq = s_->routed_seq++;
@@ -683,10 +715,17 @@ void node::send_routed_bytes(int dest, bytes_view out) {
         msg->elem = out.elem;
         msg->type = out.type;
         msg->data = std::move(data);
+        msg->bytes = out.bytes;
     }
-    thread_local std::vector<int> woken;
     const vclock bound = routed_bound(*s_);
     tell_router(*s_, bound, s_->routed_seq);
+    if (m.net) {
+        m.net->submit_routed(*msg, bound);
+        if (local_dest) m.wake(d);
+        m.net->progress();
+        return;
+    }
+    thread_local std::vector<int> woken;
     m.routes.submit(*msg, bound, woken);
     // The destination sees the message now, placed or not (if not, it tells
     // the router it waits for it).
@@ -707,7 +746,6 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
     if (source < 0 || source >= p || source == id)
         fail(id, "recv_routed from node " + std::to_string(source) +
                      (source == id ? ", itself" : ", outside 0.." + std::to_string(p - 1)));
-    if (m.net) fail(id, "recv_routed: not available with the mpi backend yet");
     const auto front = [&]() -> const routed_message* {
         std::lock_guard lock(s.routed_mu);
         return s.routed_in.front(source);
@@ -719,7 +757,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
         const routed_message* msg = front();
         if (msg && msg->ready.load(std::memory_order_acquire)) break;
         if (!announced || msg != awaited) {
-            if (msg || m.routes.used()) publish_routed_bound(m, s, msg);
+            if (msg || routed_in_use(m)) publish_routed_bound(m, s, msg);
             announced = true;
             awaited = msg;
             continue;

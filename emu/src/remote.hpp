@@ -11,8 +11,24 @@
 //
 // progress() may be called by any thread, one at a time (a node that waits or
 // has just sent, the caller of run() meanwhile): a one-node-per-rank job then
-// moves its messages on the node's own thread, with no hand-off. The rest is
-// for the caller of run() only.
+// moves its messages on the node's own thread, with no hand-off. The routed
+// calls are for nodes; the rest is for the caller of run() only.
+//
+// Routed messages (router.hpp) need one router for the whole machine: it
+// lives on rank 0. Other ranks send it their nodes' routed sends, bounds and
+// finishes; a routed message's data go from the sender's rank straight to the
+// receiver's, where it waits in the inbox, unplaced, as in one process, until
+// rank 0's placement (its arrival time) joins it:
+//
+//   sender's rank --submit (key, duration, bound)--> rank 0: router
+//   sender's rank --data (key, duration, payload)--> receiver's rank: inbox
+//   any rank      --publish, finish---------------> rank 0: router
+//   rank 0        --placed (arrival)--------------> receiver's rank: ready
+//
+// A rank first hears of routed traffic in a run from its own send or from
+// rank 0 (every rank is told at the first submit); only then do its nodes
+// publish bounds and finishes, so programs without routed messages send
+// nothing more.
 #pragma once
 
 #include <chrono>
@@ -23,9 +39,12 @@
 
 #include <hcube/report.hpp>
 
+#include "links/message.hpp"
+
 namespace hcube::detail {
 
 struct machine_state;
+struct routed_message;
 
 class remote {
 public:
@@ -39,6 +58,20 @@ public:
     // message moved; false at once while another thread is at it.
     virtual bool progress() = 0;
 
+    // A run starts (every rank, before any node runs).
+    virtual void begin_run() = 0;
+
+    // Whether this run has routed traffic, as far as this rank knows yet.
+    virtual bool routed_used() const noexcept = 0;
+    // A local node sent `msg` (the data are in the destination's inbox if it is
+    // local, else shipped); `bound` is the sender's new bound (router::submit).
+    virtual void submit_routed(routed_message& msg, vclock bound) = 0;
+    // router::publish and router::finish for a local node, on rank 0's router.
+    virtual void publish_routed(int id, std::uint64_t seq, vclock bound) = 0;
+    virtual void finish_routed(int id) = 0;
+    // Rank 0: the router placed messages to node `dest` of another rank.
+    virtual void placed_remote(int dest) noexcept = 0;
+
     // The local nodes finished: ships what is left and delivers until every
     // rank this one shares links with has finished too. Returns the messages
     // that arrived for local nodes and found no room (they are undelivered).
@@ -48,6 +81,12 @@ public:
     // maximum, link traffic by sum (every entry comes from one rank). Returns
     // the undelivered messages of all ranks, `here` being this rank's.
     virtual std::uint64_t combine(run_report& r, std::uint64_t here) = 0;
+
+    // Gives every rank the whole machine's trace (config::trace): every
+    // node's calls, messages and receipts, and the routed arrivals rank 0's
+    // router fixed. `origin` is this rank's start of the run (steady_clock
+    // ticks): wall times travel relative to their rank's start.
+    virtual void gather_traces(std::int64_t origin) = 0;
 
     // Whether `b` holds on every rank (a collective call: every rank calls it).
     virtual bool all(bool b) = 0;

@@ -173,7 +173,7 @@ void router::submit(routed_message& msg, vclock bound, std::vector<int>& woken) 
         const int k = std::countr_zero(rest);
         link_stats& t = traffic_[std::size_t(x) * dim_ + k];
         t.messages += 1;
-        t.bytes += msg.data.size();
+        t.bytes += msg.bytes;
         x ^= 1 << k;
     }
     split_unless_equal(msg.wanted, msg.duration, bound);

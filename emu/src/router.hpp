@@ -82,6 +82,7 @@ struct routed_message {
     std::size_t elem = 0;
     std::uint32_t type = 0; // wire_type_id of the elements (node.hpp)
     std::vector<unsigned char> data;
+    std::size_t bytes = 0;          // data.size(), also where the data went to another rank
     routed_message* next = nullptr; // the source's next one in the inbox
 };
 
@@ -107,6 +108,12 @@ public:
     routed_message* front(int source) const {
         const auto it = by_source_.find(source);
         return it == by_source_.end() ? nullptr : it->second.head;
+    }
+    // `source`'s message number `seq` (routed_message::seq), if here.
+    routed_message* find(int source, std::uint64_t seq) const {
+        for (routed_message* msg = front(source); msg; msg = msg->next)
+            if (msg->seq == seq) return msg;
+        return nullptr;
     }
     // Frees `source`'s first message.
     void pop(int source) {

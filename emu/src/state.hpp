@@ -324,10 +324,14 @@ struct machine_state {
         }
     }
     // Wakes every node in `ids` (the destinations of routed messages the router
-    // just placed) and empties it.
+    // just placed; over MPI, rank 0's router tells other ranks of theirs) and
+    // empties it.
     void wake_each(std::vector<int>& ids) const noexcept {
         for (const int n : ids)
-            wake(nodes[n]);
+            if (n >= local_begin && n < local_end)
+                wake(nodes[n]);
+            else
+                net->placed_remote(n);
         ids.clear();
     }
     // The parker's half of the barrier pair, between waiting = true and the
@@ -343,6 +347,8 @@ struct machine_state {
 
 // Called by the node that left no node active (node.cpp).
 void place_when_all_parked(machine_state& m);
+// Tells the machine's router that node `id` finished (node.cpp).
+void route_finish(machine_state& m, int id);
 
 // Thrown inside a node program when its run was cancelled; never escapes run().
 struct run_cancelled {};

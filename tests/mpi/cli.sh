@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `hcube run --backend mpi` under mpirun: one JSON line for the whole job (rank
 # 0 prints), verified on every rank, with the in-process run's virtual time,
-# steps, messages and bytes, plus backend and ranks.
+# steps, messages and bytes, plus backend and ranks; with --trace, rank 0
+# writes the whole job's trace, event for event the in-process one.
 # Usage: cli.sh MPIRUN HCUBE
 set -uo pipefail
 mpirun=$1
@@ -34,10 +35,31 @@ for key in ("virtual_time", "steps", "messages", "bytes", "formula_time", "algo"
 PY
     [ "$failed" = 0 ] && echo "ok: $ranks ranks: hcube run $*"
 }
+same_trace() { # same_trace RANKS RUN-ARGS...: rank 0's --trace file equals the in-process one
+    local ranks=$1
+    shift
+    local dir
+    dir=$(mktemp -d)
+    "$hcube" run "$@" --trace "$dir/here.json" >/dev/null &&
+        timeout 120 "$mpirun" -np "$ranks" "${args[@]}" "$hcube" run "$@" --backend mpi \
+            --trace "$dir/there.json" >/dev/null &&
+        python3 - "$dir/here.json" "$dir/there.json" <<'PY' && echo "ok: $ranks ranks: the trace of hcube run $*" || { echo "FAIL: $ranks ranks: trace of hcube run $*"; failed=1; }
+import json, sys
+here, there = (json.load(open(f)) for f in sys.argv[1:])
+assert here["traceEvents"] == there["traceEvents"], "the events differ"
+flows = [e for e in there["traceEvents"] if e["ph"] == "s"]
+assert len(flows) == there["otherData"]["messages"] > 0, (len(flows), there["otherData"])
+PY
+    rm -rf "$dir"
+}
 same 4 allreduce --dim 4 --words 100 --tw 1
 same 8 allgather --dim 3 --algo d-cycles --ports all --words 6 --tw 1
 same 2 alltoall --dim 3 --algo dimension-exchange --words 3 --tw 2
 same 4 broadcast --dim 4 --root 5 --words 1000 --tw 1
 same 2 scan --dim 2 --words 7
 same 4 reduce-scatter --dim 4 --words 5 --tw 1 --executor fibers
+same 4 alltoall --dim 3 --algo pairwise --words 3 --tw 1
+same 8 shift --dim 3 --algo ecube --ring gray --words 4 --tw 1
+same_trace 4 allgather --dim 3 --words 2 --tw 1
+same_trace 8 alltoall --dim 3 --algo pairwise --words 2 --tw 1
 exit $failed

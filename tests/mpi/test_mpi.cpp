@@ -21,6 +21,16 @@ using namespace hcube;
 
 namespace {
 
+// Equal vectors of records, member by member.
+template <class T, class... M>
+void check_each(const std::vector<T>& got, const std::vector<T>& want, M T::*... member) {
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        CAPTURE(i);
+        ([&] { CHECK(got[i].*member == want[i].*member); }(), ...);
+    }
+}
+
 // Equal reports: the whole machine's, which every rank holds after a run.
 void check_same(const run_report& got, const run_report& want) {
     CHECK(got.virtual_time == want.virtual_time);
@@ -29,12 +39,11 @@ void check_same(const run_report& got, const run_report& want) {
     CHECK(got.node_steps == want.node_steps);
     CHECK(got.messages == want.messages);
     CHECK(got.bytes == want.bytes);
-    REQUIRE(got.links.size() == want.links.size());
-    for (std::size_t i = 0; i < got.links.size(); ++i) {
-        CAPTURE(i);
-        CHECK(got.links[i].messages == want.links[i].messages);
-        CHECK(got.links[i].bytes == want.links[i].bytes);
-    }
+    CHECK(got.routed_messages == want.routed_messages);
+    check_each(got.links, want.links, &link_stats::messages, &link_stats::bytes);
+    check_each(got.congestion, want.congestion, &congestion_event::from, &congestion_event::dim,
+               &congestion_event::source, &congestion_event::dest, &congestion_event::wanted,
+               &congestion_event::granted);
 }
 
 config over_mpi(config c) {
@@ -67,8 +76,7 @@ TEST_CASE("the job's ranks share the cube: a subcube each, reported on every ran
 }
 
 TEST_CASE("every catalog algorithm gives the emulator's virtual time and traffic over MPI") {
-    int compared = 0;
-    std::vector<std::string> routed;
+    int compared = 0, routed = 0;
     for (const algorithm_entry& e : builtin_catalog().entries())
         for (port_model ports : {port_model::single_port, port_model::all_port}) {
             run_params p = test::catalog_params(e.op, e.algo, 3, 5, 3, 1);
@@ -82,19 +90,16 @@ TEST_CASE("every catalog algorithm gives the emulator's virtual time and traffic
             machine here(machine_config(p));
             const run_outcome want = e.run(here, p);
             REQUIRE(want.verified);
-            // Routed messages need the router's shared state: refused over MPI.
-            if (want.report.routed_messages) {
-                routed.push_back(e.op + " " + e.algo);
-                continue;
-            }
+            routed += want.report.routed_messages > 0;
             machine net(over_mpi(machine_config(p)));
             const run_outcome got = e.run(net, p);
             check_same(got.report, want.report);
             if (e.op != "descend") CHECK_MESSAGE(got.verified, got.note); // needs every node's rows
             ++compared;
         }
-    MESSAGE(compared << " runs compared; routed, not run over MPI: " << routed.size());
+    MESSAGE(compared << " runs compared, " << routed << " of them with routed messages");
     CHECK(compared > 40);
+    CHECK(routed >= 4);
 }
 
 TEST_CASE("link_capacity 0 and large rendezvous exchanges cross ranks unchanged") {
@@ -139,12 +144,84 @@ TEST_CASE("over MPI, a message nobody receives is reported on every rank") {
     CHECK(m.run([](node&) {}).messages == 0);
 }
 
-TEST_CASE("routed messages and traces are refused over MPI by name") {
+namespace {
+
+// Every node sends a routed message of (1 + id) words to every other node, in
+// an order that makes them meet on links, and sums what it receives: the
+// router's congestion decides the virtual times.
+void routed_all_to_all(node& me, std::vector<long>& sums) {
+    const int p = me.size();
+    for (int j = 1; j < p; ++j) {
+        const std::vector<long> block(std::size_t(1 + me.id()), me.id() * 100 + j);
+        me.send_routed((me.id() + j) % p, std::span<const long>(block));
+    }
+    long sum = 0;
+    for (int j = 1; j < p; ++j) {
+        const int from = (me.id() - j + p) % p;
+        std::vector<long> block(std::size_t(1 + from));
+        me.recv_routed(from, std::span<long>(block));
+        for (const long x : block)
+            sum += x;
+    }
+    sums[std::size_t(me.id())] = sum;
+}
+
+} // namespace
+
+// Single-port only: under the all-port model this program's in-process
+// arrivals vary from run to run (docs/mpi.md, what is left).
+TEST_CASE("routed messages cross ranks: the emulator's arrivals, congestion and data") {
+    {
+        config c{.dim = 3};
+        c.cost = {3, 1}; // long messages hold links: congestion
+        machine here(c), net(over_mpi(c));
+        std::vector<long> want(8), got(8);
+        const run_report rw = here.run([&](node& me) { routed_all_to_all(me, want); });
+        const run_report rg = net.run([&](node& me) { routed_all_to_all(me, got); });
+        REQUIRE(rw.routed_messages == 56);
+        REQUIRE(!rw.congestion.empty());
+        check_same(rg, rw);
+        for (int i = 0; i < 8; ++i)
+            if (net.is_local(i)) CHECK(got[std::size_t(i)] == want[std::size_t(i)]);
+        // Twice more on the same machine: nothing of a run leaks into the next.
+        for (int again = 0; again < 2; ++again)
+            check_same(net.run([&](node& me) { routed_all_to_all(me, got); }), rw);
+    }
+}
+
+TEST_CASE("over MPI, a routed message nobody receives is reported on every rank") {
     machine m(over_mpi({.dim = 3}));
-    CHECK_THROWS_WITH_AS(m.set_trace(true), doctest::Contains("mpi backend"), usage_error);
+    const long one[1] = {1};
+    CHECK_THROWS_WITH_AS(m.run([&](node& me) {
+        if (me.id() == 1) me.send_routed(6, std::span<const long>(one));
+    }),
+                         doctest::Contains("undelivered"), error);
+    CHECK(m.run([](node&) {}).messages == 0);
+}
+
+TEST_CASE("traces over MPI: every rank gets the whole machine's, as the emulator records it") {
     config c{.dim = 3};
+    c.cost = {2, 1};
     c.trace = true;
-    CHECK_THROWS_WITH_AS(machine(over_mpi(c)), doctest::Contains("mpi backend"), usage_error);
+    machine here(c), net(over_mpi(c));
+    const auto program = [](node& me) {
+        long x[2] = {me.id(), me.id()};
+        for (int k = 0; k < me.dim(); ++k) {
+            long y[2];
+            me.exchange(k, std::span<const long>(x), std::span<long>(y));
+            x[0] += y[0];
+        }
+        if (me.id() == 2) me.send_routed(5, std::span<const long>(x));
+        if (me.id() == 5) me.recv_routed(2, std::span<long>(x));
+    };
+    const run_report rw = here.run(program), rg = net.run(program);
+    check_same(rg, rw);
+    REQUIRE(rw.trace.size() == 25);
+    check_each(rg.trace, rw.trace, &trace_record::from, &trace_record::to, &trace_record::dim,
+               &trace_record::step, &trace_record::start, &trace_record::arrival,
+               &trace_record::bytes, &trace_record::send_call, &trace_record::recv_call);
+    check_each(rg.calls, rw.calls, &call_record::node, &call_record::kind, &call_record::peer,
+               &call_record::start, &call_record::end);
 }
 
 // The failure paths that end the job (MPI_Abort): skipped in the suite, run
