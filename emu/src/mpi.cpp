@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -84,14 +85,17 @@ struct routed_header {
                      // placed: the arrival
 };
 // Who sends what (remote.hpp): submit, publish, finish to rank 0; data to
-// the receiver's rank; placed and used (routed traffic has begun) from rank 0.
+// the receiver's rank; placed and used (routed traffic has begun) from rank 0;
+// probe and status for forced placements (force_when_all_parked below).
 enum : std::int32_t {
     submit_kind = 1,
     data_routed_kind,
     publish_kind,
     finish_kind,
     placed_kind,
-    used_kind
+    used_kind,
+    probe_kind, // rank 0 asks every rank for its status (seq: the wave)
+    status_kind // the answer: dest 1 if idle, trace: sent, elem: received
 };
 
 void check(int rc, const char* what) {
@@ -199,6 +203,8 @@ public:
         ++run_;
         used_.store(false, std::memory_order_relaxed);
         outbox_.clear(); // what the last run's nodes said after it ended
+        wave_open_ = false;
+        last_.clear();
         shadows_.clear();
         early_.clear();
         routed_sent_ = routed_arrived_ = 0;
@@ -423,6 +429,7 @@ private:
                 in.waiting.pop_front();
                 moved = true;
             }
+        force_when_all_parked();
         retire_sends(false);
         return moved;
     }
@@ -460,7 +467,8 @@ private:
         isend(std::move(buffer), peer, data_tag);
     }
 
-    void isend(std::vector<std::byte> buffer, int peer, int tag) {
+    void isend(std::vector<std::byte> buffer, int peer, int tag, bool counted = true) {
+        if (counted) ++messages_sent_;
         sends_.push_back({std::move(buffer), MPI_REQUEST_NULL});
         send& s = sends_.back();
         check(MPI_Isend(s.buffer.data(), int(s.buffer.size()), MPI_BYTE, peer, tag, comm_,
@@ -493,11 +501,12 @@ private:
             MPI_Status st;
             check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_, &flag, &st), "MPI_Iprobe");
             if (!flag) return moved;
-            moved = true;
             if (st.MPI_TAG == routed_tag) {
-                receive_routed(st);
+                moved |= receive_routed(st);
                 continue;
             }
+            moved = true;
+            ++messages_received_;
             int count = 0;
             MPI_Get_count(&st, MPI_BYTE, &count);
             const std::size_t bytes = std::size_t(count) - sizeof(wire_header);
@@ -539,7 +548,8 @@ private:
         }
     }
 
-    void receive_routed(const MPI_Status& st) {
+    // False for what moves no node: probes, statuses, a past run's traffic.
+    bool receive_routed(const MPI_Status& st) {
         int count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
         std::vector<unsigned char> data(static_cast<std::size_t>(count));
@@ -549,7 +559,16 @@ private:
         routed_header h;
         const std::size_t bytes = data.size() - sizeof h;
         std::memcpy(&h, data.data() + bytes, sizeof h);
-        if (h.run != run_) return; // a late bound, finish or untaken message of a past run
+        if (h.run != run_) return false; // a late bound, finish or untaken message of a past run
+        if (h.kind == probe_kind) {
+            answer_probe(h.seq);
+            return false;
+        }
+        if (h.kind == status_kind) {
+            take_status(h);
+            return false;
+        }
+        ++messages_received_;
         start_routed();
         std::vector<int> woken;
         switch (h.kind) {
@@ -574,6 +593,102 @@ private:
         default:
             break; // used_kind: start_routed() above
         }
+        return true;
+    }
+
+    // ---- forced placements (router.hpp: force) ---------------------------
+    //
+    // The router may force a placement only when every unfinished node of the
+    // machine is parked and nothing is in flight, which no rank sees alone.
+    // Rank 0 asks in waves (Mattern's four counters): every rank answers with
+    // whether its nodes are all parked (or done) and how many messages it has
+    // sent and received, probes and statuses not counted. Two waves in a row
+    // in which every rank is idle, the sums of sent and received agree and
+    // nobody's counts changed mean that nothing moved in between and nothing
+    // was in flight: then the router forces one placement, as in one process.
+    //
+    //   rank 0 --probe w--> every rank --status w (idle, sent, received)--> rank 0
+    //   waves w-1 and w: all idle, balanced, the same counts  =>  force
+
+    bool idle() {
+        for (int i = m_.local_begin; i < m_.local_end; ++i) {
+            const node_state& s = m_.nodes[i];
+            if (s.done.load(std::memory_order_acquire)) continue;
+            if (m_.inline_node ? !m_.inline_waiting : !s.parked_unrung()) return false;
+        }
+        for (const auto& o : outgoing_)
+            if (!o.link->empty()) return false;
+        std::lock_guard lock(routed_mu_);
+        return outbox_.empty();
+    }
+
+    routed_header status_now(std::uint64_t wave) {
+        routed_header h{status_kind,        run_, rank_, 0,  wave, messages_sent_,
+                        messages_received_, 0,    0,     {}, {},   {}};
+        h.dest = idle() ? 1 : 0;
+        return h;
+    }
+
+    void answer_probe(std::uint64_t wave) {
+        const routed_header h = status_now(wave);
+        std::vector<std::byte> buffer(sizeof h);
+        std::memcpy(buffer.data(), &h, sizeof h);
+        isend(std::move(buffer), 0, routed_tag, false);
+    }
+
+    void take_status(const routed_header& h) {
+        if (!wave_open_ || h.seq != wave_) return; // an answer to an abandoned wave
+        statuses_[std::size_t(h.source)] = h;
+        if (++answers_ == ranks_) end_wave();
+    }
+
+    // Rank 0, from progress(): starts a wave when a routed message waits and
+    // this rank's own nodes are idle, at most every wave_gap.
+    void force_when_all_parked() {
+        if (rank_ != 0 || !used_.load(std::memory_order_acquire) || wave_open_) return;
+        if (std::chrono::steady_clock::now() < next_wave_) return;
+        if (!m_.routes.has_pending() || !idle()) {
+            last_.clear();
+            return;
+        }
+        wave_open_ = true;
+        ++wave_;
+        answers_ = 0;
+        statuses_.assign(std::size_t(ranks_), {});
+        const routed_header probe{probe_kind, run_, 0, 0, wave_, 0, 0, 0, 0, {}, {}, {}};
+        for (int r = 1; r < ranks_; ++r) {
+            std::vector<std::byte> buffer(sizeof probe);
+            std::memcpy(buffer.data(), &probe, sizeof probe);
+            isend(std::move(buffer), r, routed_tag, false);
+        }
+        take_status(status_now(wave_));
+    }
+
+    void end_wave() {
+        wave_open_ = false;
+        next_wave_ = std::chrono::steady_clock::now() + wave_gap;
+        std::uint64_t sent = 0, received = 0;
+        bool all_idle = true;
+        std::vector<std::uint64_t> counts;
+        for (const routed_header& h : statuses_) {
+            all_idle &= h.dest == 1;
+            sent += h.trace;
+            received += h.elem;
+            counts.push_back(h.trace);
+            counts.push_back(h.elem);
+        }
+        if (!all_idle || sent != received) {
+            last_.clear();
+            return;
+        }
+        if (counts != last_) {
+            last_ = std::move(counts); // once more, to see that nothing moved
+            next_wave_ = std::chrono::steady_clock::now();
+            return;
+        }
+        last_.clear();
+        std::vector<int> woken;
+        if (m_.routes.force(woken)) m_.wake_each(woken);
     }
 
     // The first routed traffic of the run this rank hears of. From now on its
@@ -724,6 +839,16 @@ private:
     // progress() only.
     std::map<std::tuple<int, int, std::uint64_t>, vclock> early_;
     std::uint64_t routed_sent_ = 0, routed_arrived_ = 0; // by this rank's nodes, to them
+
+    // Forced placements; progress() only.
+    static constexpr auto wave_gap = std::chrono::microseconds(200);
+    std::uint64_t messages_sent_ = 0, messages_received_ = 0; // probes, statuses not counted
+    std::uint64_t wave_ = 0;
+    bool wave_open_ = false;
+    int answers_ = 0;
+    std::vector<routed_header> statuses_; // rank 0: this wave's, by rank
+    std::vector<std::uint64_t> last_;     // rank 0: the last wave's counts, if all idle
+    std::chrono::steady_clock::time_point next_wave_{};
 };
 
 } // namespace

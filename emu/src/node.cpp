@@ -154,6 +154,14 @@ namespace {
 // watchdog does for parked nodes (machine.cpp).
 template <class Ready>
 void wait_moving(machine_state& m, const node_state& s, Ready ready, const wait_info& info) {
+    struct waiting_flag { // the backend's forced placements ask (mpi.cpp)
+        bool& on;
+        explicit waiting_flag(bool& b)
+            : on(b) {
+            on = true;
+        }
+        ~waiting_flag() { on = false; }
+    } flag(m.inline_waiting);
     auto quiet_since = std::chrono::steady_clock::now();
     for (idle_backoff idle; !ready();) {
         throw_if_cancelled(m);

@@ -229,4 +229,9 @@ bool router::force(std::vector<int>& woken) {
     return placed;
 }
 
+bool router::has_pending() {
+    std::lock_guard lock(mu_);
+    return dom_[0].low_queued[1].t != infinity || dom_[1].low_queued[1].t != infinity;
+}
+
 } // namespace hcube::detail

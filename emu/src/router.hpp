@@ -164,6 +164,8 @@ public:
     // Every unfinished node is parked: place the head of each domain's queue.
     // False when nothing was pending.
     bool force(std::vector<int>& woken);
+    // Whether a submitted message is still unplaced.
+    bool has_pending();
 
     // After the run (no lock needed then).
     std::uint64_t messages() const noexcept { return messages_; }

@@ -273,6 +273,7 @@ struct machine_state {
     // that node itself, which then moves its own messages and never parks
     // (no second thread, no hand-off; docs/mpi.md).
     bool inline_node = false;
+    bool inline_waiting = false; // that node waits (in node.cpp's wait_moving)
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
     // wake). The node that brings it to 0 checks whether the whole machine is
     // parked (router.hpp: force).

@@ -189,6 +189,40 @@ TEST_CASE("routed messages cross ranks: the emulator's arrivals, congestion and 
     }
 }
 
+// Node 2 waits for a plain message from node 0, which waits for a routed one
+// from node 3; node 2 shares that message's links' block, and its bound stays
+// at its clock, below the message's start: only a forced placement (every
+// node of the machine parked, nothing in flight) lets the run go on.
+TEST_CASE("a routed message that only a forced placement moves: across ranks too") {
+    config c{.dim = 3};                                  // nodes 4..7 idle: 8 ranks fit
+    c.mpi_quiet_limit = std::chrono::milliseconds(3000); // fail fast, not hang
+    const auto program = [](std::vector<long>& out) {
+        return [&out](node& me) {
+            long x[1] = {me.id()};
+            if (me.id() == 3) {
+                me.compute(5);
+                me.send_routed(0, std::span<const long>(x));
+            } else if (me.id() == 0) {
+                me.recv_routed(3, std::span<long>(x));
+                me.send(1, std::span<const long>(x));
+            } else if (me.id() == 2) {
+                me.recv(1, std::span<long>(x));
+            }
+            out[std::size_t(me.id())] = x[0];
+        };
+    };
+    std::vector<long> want(8), got(8);
+    machine here(c), net(over_mpi(c));
+    const run_report rw = here.run(program(want));
+    REQUIRE(want == std::vector<long>{3, 1, 3, 3, 4, 5, 6, 7});
+    REQUIRE(rw.virtual_time == 7); // 5, then two messages of t_s = 1
+    for (int again = 0; again < 3; ++again) {
+        check_same(net.run(program(got)), rw);
+        for (int i = 0; i < 8; ++i)
+            if (net.is_local(i)) CHECK(got[std::size_t(i)] == want[std::size_t(i)]);
+    }
+}
+
 TEST_CASE("over MPI, a routed message nobody receives is reported on every rank") {
     machine m(over_mpi({.dim = 3}));
     const long one[1] = {1};
