@@ -3,7 +3,11 @@
 // in-process emulator with the same p, in the same run. Run it under mpirun
 // with a power-of-two number of ranks:
 //
-//   mpirun -np 16 --oversubscribe build/bench/bench-mpi [--quick]
+//   mpirun -np 16 --oversubscribe build/bench/bench-mpi [--quick] [--multiple]
+//
+// hcube calls MPI from one thread at a time and asks for
+// MPI_THREAD_SERIALIZED; --multiple initialises MPI with MPI_THREAD_MULTIPLE
+// instead (hcube accepts it), to measure what the higher level costs.
 //
 // One CSV line per operation and size on rank 0's stdout: microseconds per
 // call, median over samples with min and max. A sample is K back-to-back
@@ -148,12 +152,18 @@ stats time_mpi(const operation& op, std::vector<double>& in, std::vector<double>
 } // namespace
 
 int main(int argc, char** argv) {
+    bool quick = false, multiple = false;
+    for (int i = 1; i < argc; ++i) {
+        quick |= std::strcmp(argv[i], "--quick") == 0;
+        multiple |= std::strcmp(argv[i], "--multiple") == 0;
+    }
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    MPI_Init_thread(&argc, &argv, multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SERIALIZED,
+                    &provided);
     int rank = 0, ranks = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    const char* level = provided == MPI_THREAD_MULTIPLE ? "multiple" : "serialized";
     if (ranks & (ranks - 1)) {
         if (rank == 0) std::fprintf(stderr, "bench-mpi: the ranks must be a power of two\n");
         MPI_Finalize();
@@ -164,7 +174,8 @@ int main(int argc, char** argv) {
     const std::size_t sizes[] = {1, 8192}; // doubles per node: 8 B and 64 KiB
     if (rank == 0)
         std::printf("op,bytes_per_node,ranks,hcube_mpi_us,hcube_mpi_min,hcube_mpi_max,mpi_us,"
-                    "mpi_min,mpi_max,emulator_us,emulator_min,emulator_max,hcube_over_mpi\n");
+                    "mpi_min,mpi_max,emulator_us,emulator_min,emulator_max,hcube_over_mpi,"
+                    "thread_level\n");
     {
         machine net({.dim = dim, .backend = backend_kind::mpi});
         std::optional<machine> here; // rank 0's in-process emulator of the same p
@@ -184,12 +195,12 @@ int main(int argc, char** argv) {
                 if (here) emulated = time_hcube(*here, op, in_words, out_words, calls, samples);
                 MPI_Barrier(MPI_COMM_WORLD);
                 if (rank == 0)
-                    std::printf("%s,%zu,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n",
+                    std::printf("%s,%zu,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%s\n",
                                 op.name, m * sizeof(double), ranks, over_mpi.median * 1e6,
                                 over_mpi.min * 1e6, over_mpi.max * 1e6, library.median * 1e6,
                                 library.min * 1e6, library.max * 1e6, emulated.median * 1e6,
                                 emulated.min * 1e6, emulated.max * 1e6,
-                                over_mpi.median / library.median);
+                                over_mpi.median / library.median, level);
                 std::fflush(stdout);
             }
     }

@@ -6,6 +6,7 @@
 // (unknown op, algorithm or option, an algorithm that does not fit, a bad
 // number, a run too large for this computer); a usage error prints one line on
 // stderr.
+#include <algorithm>
 #include <exception>
 #include <fstream>
 #include <memory>
@@ -74,6 +75,7 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"executor", to_string(r.executor)},
         {"backend", to_string(r.backend)},
         {"ranks", r.ranks},
+        {"rank_wall_seconds", r.rank_wall_seconds},
     };
     if (r.executor == executor_kind::fibers) j["workers"] = o.workers;
     return j;
@@ -124,8 +126,10 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
                                  to_string(r.link_implementation)));
     row("executor", executor_text(p, o));
     if (o.report.backend == backend_kind::mpi)
-        row("backend", fmt::format("mpi, {} ranks of {} nodes each", o.report.ranks,
-                                   (1 << p.dim) / o.report.ranks));
+        row("backend", fmt::format("mpi, {} ranks of {} nodes each; wall time per rank {} .. {} s",
+                                   o.report.ranks, (1 << p.dim) / o.report.ranks,
+                                   number(*std::ranges::min_element(r.rank_wall_seconds), 3),
+                                   number(*std::ranges::max_element(r.rank_wall_seconds), 3)));
     row("messages",
         fmt::format("{} total, {} on the busiest link", r.messages, r.max_link_messages()));
     row("bytes", fmt::format("{} total, {} on the busiest link", r.bytes, r.max_link_bytes()));

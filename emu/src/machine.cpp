@@ -730,6 +730,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     r.backend = m.cfg.backend;
     r.ranks = m.net ? m.net->ranks() : 1;
     r.wall_seconds = std::chrono::duration<double>(t1 - t0).count();
+    r.rank_wall_seconds = {r.wall_seconds};
     r.node_time.resize(m.p);
     r.node_steps.resize(m.p);
     r.links.resize(std::size_t(m.p) * m.cfg.dim);

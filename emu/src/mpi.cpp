@@ -322,9 +322,11 @@ public:
         check(MPI_Bcast(r.congestion.data(), int(events * sizeof(congestion_event)), MPI_BYTE, 0,
                         comm_),
               "MPI_Bcast");
-        double wall = r.wall_seconds;
-        check(MPI_Allreduce(&wall, &r.wall_seconds, 1, MPI_DOUBLE, MPI_MAX, comm_),
-              "MPI_Allreduce");
+        const double wall = r.wall_seconds;
+        r.rank_wall_seconds.resize(std::size_t(ranks_));
+        check(MPI_Allgather(&wall, 1, MPI_DOUBLE, r.rank_wall_seconds.data(), 1, MPI_DOUBLE, comm_),
+              "MPI_Allgather");
+        r.wall_seconds = *std::max_element(r.rank_wall_seconds.begin(), r.rank_wall_seconds.end());
         return counts.back();
     }
 

@@ -28,6 +28,9 @@ lines = sys.argv[3].strip().splitlines()
 assert len(lines) == 1, f"expected one JSON line from the job, got {len(lines)}"
 there = json.loads(lines[0])
 assert there["backend"] == "mpi" and there["ranks"] == ranks, (there["backend"], there["ranks"])
+walls = there["rank_wall_seconds"]
+assert len(walls) == ranks and max(walls) == there["wall_seconds"] and min(walls) > 0, walls
+assert len(here["rank_wall_seconds"]) == 1
 assert here["backend"] == "in-process" and here["ranks"] == 1
 assert there["verified"] is True, there
 for key in ("virtual_time", "steps", "messages", "bytes", "formula_time", "algo", "executor"):

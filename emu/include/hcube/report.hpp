@@ -76,9 +76,10 @@ struct run_report {
     std::uint64_t bytes = 0;
     std::uint64_t routed_messages = 0; // end-to-end routed messages
     std::vector<congestion_event> congestion;
-    double wall_seconds = 0;         // over MPI: the slowest rank's
-    std::vector<trace_record> trace; // in (from, send order); empty unless config::trace
-    std::vector<call_record> calls;  // in (node, call order); empty unless config::trace
+    double wall_seconds = 0;               // over MPI: the slowest rank's
+    std::vector<double> rank_wall_seconds; // every rank's (one entry in process)
+    std::vector<trace_record> trace;       // in (from, send order); empty unless config::trace
+    std::vector<call_record> calls;        // in (node, call order); empty unless config::trace
 
     const link_stats& link(int from, int k) const { return links[std::size_t(from) * dim + k]; }
     std::uint64_t max_link_bytes() const;
