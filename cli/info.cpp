@@ -8,13 +8,13 @@
 #include <vector>
 
 #include <pthread.h>
-#include <sched.h>
 
 #include <fmt/format.h>
 
 #include <hcube/catalog.hpp>
 #include <hcube/cli/args.hpp>
 #include <hcube/config.hpp>
+#include <hcube/driver/calibration.hpp>
 #include <hcube/error.hpp>
 #include <hcube/machine.hpp>
 #include <hcube/topology.hpp>
@@ -80,12 +80,6 @@ std::pair<std::uint64_t, std::uint64_t> default_thread_stack() {
     return {stack, guard};
 }
 
-int usable_cpu_count() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    return sched_getaffinity(0, sizeof set, &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
-}
-
 executor_facts executor_cost(executor_kind kind, int d, const detail::os_limits& lim) {
     const std::uint64_t p = std::uint64_t{1} << d;
     const auto [thread_stack, thread_guard] = default_thread_stack();
@@ -113,7 +107,7 @@ executor_facts executor_cost(executor_kind kind, int d, const detail::os_limits&
     const std::uint64_t stride = detail::fiber_stack_stride(default_stack_bytes);
     f.stack = default_stack_bytes;
     f.guard = stride - default_stack_bytes;
-    f.workers = int(std::min<std::uint64_t>(std::uint64_t(usable_cpu_count()), p));
+    f.workers = int(std::min<std::uint64_t>(std::uint64_t(calibration::usable_cores()), p));
     f.guarded = std::uint64_t(detail::fiber_guard_pages(int(p), lim));
     f.reserved = p * stride + std::uint64_t(f.workers) * (thread_stack + thread_guard);
     f.touched = p * node_touched_bytes;

@@ -281,6 +281,7 @@ action add_run(CLI::App& hcube) {
                                   "both");
             run_params& p = c->params;
             p.cost = calibration::calibrated(p.executor, p.links, elem_bytes(p.type));
+            p.cores = calibration::usable_cores();
         }
         return run(*c);
     };

@@ -5,7 +5,8 @@ algorithms, d = 2..6, m = 1..65536 words, and how often `auto --cost
 calibrated` chose the measured fastest.
 
 Usage: cost_model_table.py HCUBE [--dims 2-6] [--words 1,16,256,4096,65536]
-                           [--ops broadcast,...] [--samples 3] [--csv FILE]
+                           [--ops broadcast,...] [--samples 3] [--iterations 1]
+                           [--csv FILE]
 Needs a calibration (hcube calibrate) for the executor and links it runs
 (HCUBE_EXECUTOR, HCUBE_LINKS). Markdown on stdout; one hcube bench collective
 per (op, d, m), so a point too large for the buffers is skipped alone.
@@ -32,6 +33,9 @@ def main():
     ap.add_argument("--words", default="1,16,256,4096,65536")
     ap.add_argument("--ops", default=OPS)
     ap.add_argument("--samples", type=int, default=3)
+    # Calls per sample: with 1, a sample of a short call on a loaded machine
+    # is often one scheduler tick (4 ms) or none.
+    ap.add_argument("--iterations", type=int, default=1)
     ap.add_argument("--csv")
     a = ap.parse_args()
     rows, skipped = [], []
@@ -39,7 +43,7 @@ def main():
         for d in a.dims:
             for m in a.words.split(","):
                 cmd = [a.hcube, "bench", "collective", op, "--dim", str(d), "--sizes", m,
-                       "--iterations", "1", "--samples", str(a.samples), "--json"]
+                       "--iterations", str(a.iterations), "--samples", str(a.samples), "--json"]
                 r = subprocess.run(cmd, capture_output=True, text=True)
                 if r.returncode != 0:
                     skipped.append(f"{op} d = {d} m = {m}: {r.stderr.strip()}")

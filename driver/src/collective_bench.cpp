@@ -65,6 +65,7 @@ collective_table run_collective(const collective_setup& s) {
     const std::string file =
         s.calibration_file.empty() ? calibration::default_path() : s.calibration_file;
     base.cost = calibration::calibrated(base.executor, base.links, elem_bytes(base.type), file);
+    base.cores = calibration::usable_cores();
     machine m(machine_config(base));
     collective_table t;
     t.machine = m.cfg();

@@ -4,6 +4,7 @@
 // seeds' closed forms say (the argmin of Eq. 4.7, 4.9, 4.10 for alltoall).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -177,4 +178,52 @@ TEST_CASE("auto with a calibrated model chooses the argmin of the seeds' closed 
     CHECK(choice(4, 16384, cost_model{}) == "dimension-exchange");
     CHECK(choice(4, 16384, c) == "pairwise");
     CHECK(choice(4, 1, c) == "dimension-exchange");
+}
+
+TEST_CASE("auto on a few cores compares the work of all nodes (predicted_wall_time)") {
+    // t_s = 2 us, t_w = 1 ns: a message costs as much as 2000 words.
+    const auto chosen = [](std::string op, int d, std::size_t m, int cores) {
+        run_params p = test::catalog_params(std::move(op), "auto", d, m, t_s, t_w);
+        p.cores = cores;
+        const algorithm_entry* e = builtin_catalog().choose(p);
+        REQUIRE(e != nullptr);
+        return e->algo;
+    };
+    for (int d = 2; d <= 6; ++d)
+        for (std::size_t m = 1; m <= 65536; m *= 4) {
+            CAPTURE(d);
+            CAPTURE(m);
+            const double p = std::ldexp(1.0, d), w = double(m);
+            // Two cores: broadcast by scatter + allgather sends p - 1 + p log p
+            // messages and (p - 1 + log p / 2) m words in all, the binomial
+            // tree p - 1 and (p - 1) m.
+            CHECK(chosen("broadcast", d, m, 2) == "binomial");
+            // A core per node: the critical chains, Eq. 4.1 against Eq. 4.13
+            // (p divides m from m = 64 on), as under the virtual model.
+            const double eq_4_1 = (t_s + t_w * w) * d,
+                         eq_4_13 = 2 * (t_s * d + t_w * (p - 1) * w / p);
+            if (m >= 64)
+                CHECK(chosen("broadcast", d, m, 1 << d) ==
+                      (eq_4_13 < eq_4_1 ? "scatter-allgather" : "binomial"));
+            // Two cores, all-to-all: the nodes' start-ups (routed ones three
+            // times), words sent, and local words at half a word.
+            const double exchange =
+                             p * d * t_s + t_w * (p * d * p / 2 * w + p * (p + d * p) * w / 2),
+                         pairwise = 3 * p * (p - 1) * t_s + t_w * (p * (p - 1) * w + p * w / 2),
+                         ring =
+                             p * (p - 1) * t_s + t_w * (p * (p - 1) * p / 2 * w + p * (p - 1) * w);
+            const double least = std::min({exchange, pairwise, ring});
+            CHECK(chosen("alltoall", d, m, 2) == (least == exchange   ? "dimension-exchange"
+                                                  : least == pairwise ? "pairwise"
+                                                                      : "ring"));
+        }
+    // Both all-to-all regimes occur on two cores. Pairwise's routed start-ups
+    // move the crossover above the closed forms' (Eq. 4.9 = Eq. 4.10 at
+    // m = 11 t_s / 17 t_w = 1294 words on a 4-cube); without cores, auto
+    // compares the closed forms.
+    CHECK(chosen("alltoall", 4, 64, 2) == "dimension-exchange");
+    CHECK(chosen("alltoall", 4, 1400, 2) == "dimension-exchange");
+    CHECK(chosen("alltoall", 4, 1400, 0) == "pairwise");
+    CHECK(chosen("alltoall", 4, 4096, 2) == "pairwise");
+    CHECK(chosen("broadcast", 4, 65536, 0) == "scatter-allgather");
 }

@@ -53,6 +53,10 @@ struct run_params {
     elem_type type = elem_type::int32;
     // Record every message and primitive call (config::trace) in the report.
     bool trace = false;
+    // --cost calibrated: the cores that run the nodes, and `auto` compares
+    // predicted wall times (predicted_wall_time); 0: `auto` compares the
+    // seeds' closed forms (virtual time, Table 4.1).
+    int cores = 0;
     // Operation-specific choices (--order, --index, --kernel, --schedule, ...),
     // validated against the entry's option_specs, defaults filled in.
     std::map<std::string, std::string> options;
@@ -116,7 +120,9 @@ public:
     std::vector<const algorithm_entry*> algorithms(std::string_view op) const;
     const algorithm_entry* find(std::string_view op, std::string_view algo) const;
     // `auto`: cheapest() over the operation's auto table (the fitting record
-    // with the smallest cost, the first on a tie), as the C++ `automatic`.
+    // with the smallest cost, the first on a tie), as the C++ `automatic`;
+    // with p.cores > 0 the fitting entry of the operation (CM-200 ones too)
+    // with the least predicted_wall_time, the first on a tie.
     const algorithm_entry* choose(const run_params& p) const;
     // Why each algorithm of p.op does not fit, "algo: reason; ...": what `auto`
     // reports when choose finds nothing.
@@ -137,6 +143,27 @@ call_shape shape_of(const run_params& p);
 algorithm_entry entry_of(const algorithm_record& r);
 
 const catalog& builtin_catalog();
+
+// The work of one call summed over its nodes (docs/cost-model.md): messages,
+// of which `routed` go through the E-cube router, words sent, and words
+// copied or combined in place (packing, unpacking, a reduction's operator).
+struct call_work {
+    double messages = 0, routed = 0, words = 0, local_words = 0;
+};
+// The entry's call_work for p's dimension and words; nullopt for an
+// algorithm whose every node does its closed form's work and no more.
+std::optional<call_work> work_of(const algorithm_entry& e, const run_params& p);
+// A routed message's cost in start-ups: t_s for the message, and about as
+// much again for each of the router's lock and its receiver's park and wake.
+inline constexpr double routed_start_ups = 3;
+// What `auto` compares under --cost calibrated: wall time on c = min(p.cores,
+// p) cores is at least the closed form (the critical chain) and at least the
+// work of all nodes shared out over the cores,
+//   max(formula, (t_s (messages + (routed_start_ups - 1) routed) + t_w words
+//                 + t_w/2 local_words) / c)
+// with p times the formula as the work when work_of has none. A local word
+// costs t_w/2: a message word is copied twice (into and out of the link).
+double predicted_wall_time(const algorithm_entry& e, const run_params& p);
 
 // A machine configured for `p` (dim, ports, cost, links, executor). Throws
 // usage_error when the dimension is beyond what the executor runs

@@ -71,6 +71,9 @@ std::pair<executor_kind, link_impl> resolve(executor_kind e, link_impl l);
 cost_model calibrated(executor_kind e, link_impl l, std::size_t elem_bytes,
                       const std::string& path = default_path());
 
+// The CPUs this process may run on: run_params::cores under --cost calibrated.
+int usable_cores();
+
 // Measures one-way latency (microbench latency on link 0 of a 1-cube) at
 // `words` (int32 words per message) and fits it.
 struct measurement {
