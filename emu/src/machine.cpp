@@ -344,16 +344,29 @@ machine::machine(config cfg)
     m.p = 1 << cfg.dim;
 
     const int d = cfg.dim;
-    const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
-    m.with_links(
-        [&]<class L>(std::type_identity<L>) { m.links.build<L>(std::size_t(m.p) * d, capacity); });
     m.nodes = std::make_unique<node_state[]>(m.p);
     m.local_end = m.p;
+    m.cfg.backend = resolve_backend(cfg.backend);
+    if (m.cfg.backend == backend_kind::mpi) { // this rank's subcube: local_begin, local_end
+        m.net = make_mpi_remote(m);
+        m.inline_node = m.local_end - m.local_begin == 1 && cfg.executor == executor_kind::threads;
+    }
+    // The links with an end on a local node: over MPI a rank holds its
+    // subcube's, not the machine's.
+    const auto local = [&](int i) { return i >= m.local_begin && i < m.local_end; };
+    const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
+    m.with_links([&]<class L>(std::type_identity<L>) {
+        m.links.build<L>(std::size_t(m.p) * d, capacity, [&](std::size_t l) {
+            const int from = int(l / std::size_t(d)), k = int(l % std::size_t(d));
+            return local(from) || local(from ^ (1 << k));
+        });
+    });
     const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
         s.sent.resize(d);
+        if (!local(i)) continue;
         m.with_links([&]<class L>(std::type_identity<L>) {
             for (int k = 0; k < d; ++k) {
                 s.out.push_back(&m.out_link<L>(i, k));
@@ -361,12 +374,7 @@ machine::machine(config cfg)
             }
         });
     }
-
-    m.cfg.backend = resolve_backend(cfg.backend);
-    if (m.cfg.backend == backend_kind::mpi) {
-        m.net = make_mpi_remote(m);
-        m.inline_node = m.local_end - m.local_begin == 1 && cfg.executor == executor_kind::threads;
-    }
+    if (m.net) m.net->connect();
     if (cfg.executor == executor_kind::fibers) {
         const int cpus = int(usable_cpus().size());
         m.cfg.workers = std::min(cfg.workers ? cfg.workers : cpus, m.local_end - m.local_begin);
@@ -438,6 +446,7 @@ std::vector<undelivered> drain(machine_state& m) {
     for (int i = 0; i < m.p; ++i) {
         m.with_links([&]<class L>(std::type_identity<L>) {
             for (int k = 0; k < d; ++k) {
+                if (!m.links.has(std::size_t(i) * d + k)) continue; // another rank's
                 L& l = m.out_link<L>(i, k);
                 undelivered u{i, i ^ (1 << k), k};
                 while (!l.empty()) {

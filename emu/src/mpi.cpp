@@ -174,14 +174,17 @@ public:
         inner_ = std::countr_zero(unsigned(per));
         m.local_begin = rank_ * per;
         m.local_end = m.local_begin + per;
-        for (int i = m.local_begin; i < m.local_end; ++i)
-            for (int k = inner_; k < m.cfg.dim; ++k) {
-                outgoing_.push_back({&m.out_link<L>(i, k), i, k});
-                incoming_.push_back({&m.out_link<L>(i ^ (1 << k), k), i, {}});
-            }
         for (int k = inner_; k < m.cfg.dim; ++k)
             peers_.push_back(rank_ ^ (1 << (k - inner_)));
         sent_to_.assign(std::size_t(ranks_), 0);
+    }
+
+    void connect() override {
+        for (int i = m_.local_begin; i < m_.local_end; ++i)
+            for (int k = inner_; k < m_.cfg.dim; ++k) {
+                outgoing_.push_back({&m_.out_link<L>(i, k), i, k});
+                incoming_.push_back({&m_.out_link<L>(i ^ (1 << k), k), i, {}});
+            }
     }
 
     ~mpi_remote() override {

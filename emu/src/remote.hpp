@@ -50,6 +50,10 @@ class remote {
 public:
     virtual ~remote() = default;
 
+    // The machine's links are built (those of this rank's subcube): takes the
+    // ones that cross to other ranks.
+    virtual void connect() = 0;
+
     virtual int rank() const noexcept = 0;
     virtual int ranks() const noexcept = 0;
 
@@ -118,7 +122,8 @@ private:
 
 // Joins the MPI job (initialises MPI if the program did not), checks that the
 // ranks are a power of two no larger than the machine, and gives this rank its
-// subcube: sets m.local_begin and m.local_end. usage_error when hcube was
+// subcube: sets m.local_begin and m.local_end (then build the links and call
+// connect()). usage_error when hcube was
 // built without MPI or the job does not fit.
 std::unique_ptr<remote> make_mpi_remote(machine_state& m);
 

@@ -70,16 +70,18 @@ decltype(auto) with_link_type(link_impl which, F&& f) {
 }
 
 // Every directed link of a machine, all of one implementation, index
-// from * d + k.
+// from * d + k; over MPI only those with an end on this rank.
 class link_table {
 public:
-    template <spsc_link L>
-    void build(std::size_t count, std::size_t capacity) {
+    template <spsc_link L, class Needed>
+    void build(std::size_t count, std::size_t capacity, Needed needed) {
         links_.clear();
         links_.reserve(count);
         for (std::size_t i = 0; i < count; ++i)
-            links_.push_back({new L(capacity), [](void* l) { delete static_cast<L*>(l); }});
+            links_.push_back({needed(i) ? new L(capacity) : nullptr,
+                              [](void* l) { delete static_cast<L*>(l); }});
     }
+    bool has(std::size_t i) const noexcept { return links_[i] != nullptr; }
     template <spsc_link L>
     L& at(std::size_t i) const {
         return *static_cast<L*>(links_[i].get());
