@@ -26,7 +26,9 @@
 //   routed         a routed message after 10^6 others vs the first 10^3 (<= 3x)
 //
 // Output: CSV (metric,d,value,unit,limit,verdict) on stdout, or to --csv FILE
-// with a readable table on stdout. --quick shortens every measurement.
+// with a readable table on stdout. --quick shortens every measurement; --only
+// measures some groups of rows (ping-pong, bandwidth, pattern, allreduce,
+// empty-run, big-cube, overhead, routed).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -489,13 +491,29 @@ int main(int argc, char** argv) {
                  "bench-runtime"};
     app.add_flag("--quick", quick, "shorter measurements (fewer iterations and repetitions)");
     app.add_option("--csv", csv_path, "CSV to FILE, a readable table on stdout");
+    const std::vector<std::string> groups{"ping-pong", "bandwidth", "pattern",  "allreduce",
+                                          "empty-run", "big-cube",  "overhead", "routed"};
+    std::vector<std::string> only;
+    hcube::cli::add_value(
+        app, "--only",
+        [&](const std::string& v) {
+            only = hcube::cli::split(v);
+            for (const std::string& g : only)
+                if (std::find(groups.begin(), groups.end(), g) == groups.end())
+                    throw hcube::usage_error("--only: " + g + " is not one of " +
+                                             hcube::cli::one_of(groups));
+        },
+        "measure only these groups of rows (comma-separated)");
     hcube::cli::parse_or_exit(app, argc, argv);
+    const auto wanted = [&](const std::string& group) {
+        return only.empty() || std::find(only.begin(), only.end(), group) != only.end();
+    };
     const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
     const int iters = quick ? 2000 : 20000;
     report out;
 
     // Ping-pong, the baselines and the links taking turns.
-    {
+    if (wanted("ping-pong")) {
         std::vector<std::unique_ptr<hcube::machine>> machines;
         for (const setup s : setups)
             machines.push_back(std::make_unique<hcube::machine>(on(s, 1)));
@@ -513,7 +531,7 @@ int main(int argc, char** argv) {
             out.add({named("link round trip (nodes <= cores)", setups[i]), 1, median(link[i]), "us",
                      i == 0 ? 2 * median(spin) : no_value, true});
     }
-    {
+    if (wanted("ping-pong")) {
         hcube::config c;
         c.dim = 3; // 8 threads on the cores: the waiting policy parks instead of spinning
         hcube::machine m(c);
@@ -549,14 +567,16 @@ int main(int argc, char** argv) {
                      setups[i].links == hcube::link_impl::ring ? 0.8 * median(mc) : no_value,
                      false});
     };
-    bandwidth(1, 1, "1 link");
-    bandwidth(3, 3, "all links");
+    if (wanted("bandwidth")) {
+        bandwidth(1, 1, "1 link");
+        bandwidth(3, 3, "all links");
+    }
 
     // d = 12 step pattern against same-core hand-offs spread over the cores.
-    const double handoff = median_of(5, [&] { return same_core_handoff_us(iters); });
-    out.add({"same-core futex hand-off", 0, handoff, "us", no_value, true});
     const int dmax = 12;
-    {
+    if (wanted("pattern")) {
+        const double handoff = median_of(5, [&] { return same_core_handoff_us(iters); });
+        out.add({"same-core futex hand-off", 0, handoff, "us", no_value, true});
         const double yield_switch = yield_switch_us(1 << dmax, quick ? 20 : 100, cores);
         const int reps = quick ? 3 : 7;
         const pattern_cost threads = step_pattern_cost(threads_ring, dmax, reps);
@@ -575,13 +595,14 @@ int main(int argc, char** argv) {
     }
 
     // The executors side by side.
-    {
+    if (wanted("allreduce")) {
         const int count = quick ? 200 : 2000;
         const double threads = allreduce_us(hcube::executor_kind::threads, 6, count);
         const double fibers = allreduce_us(hcube::executor_kind::fibers, 6, count);
         out.add({"allreduce 1 double back to back, threads", 6, threads, "us", no_value, true});
         out.add({"allreduce 1 double back to back, fibers", 6, fibers, "us", threads / 5, true});
-
+    }
+    if (wanted("empty-run")) {
         const double barrier =
             median_of(7, [&] { return spin_barrier_us(4, quick ? 2000 : 20000); });
         out.add({"barrier among 4 spinning threads", 2, barrier, "us", no_value, true});
@@ -594,7 +615,8 @@ int main(int argc, char** argv) {
             out.add({"empty run(), back to back, " + std::string(to_string(e)), 2,
                      median(std::move(us)), "us", 2 * barrier, true});
         }
-
+    }
+    if (wanted("big-cube")) {
         const int big_dim = 16;
         const auto [seconds, rss_mib] = big_cube_fibers(big_dim);
         out.add({"start+allreduce+stop, fibers", big_dim, seconds, "s", no_value, true});
@@ -602,7 +624,7 @@ int main(int argc, char** argv) {
     }
 
     // run() overhead on a warm machine.
-    for (int d = 0; d <= dmax; d += (quick ? 4 : 1)) {
+    for (int d = 0; d <= dmax && wanted("overhead"); d += (quick ? 4 : 1)) {
         hcube::config c;
         c.dim = d;
         hcube::machine m(c);
@@ -617,7 +639,7 @@ int main(int argc, char** argv) {
 
     // Routed messages: the cost of a message after 10^6 (--quick: 10^5) others
     // against the first 10^3, one message in flight across a 10-cube.
-    {
+    if (wanted("routed")) {
         hcube::config c;
         c.dim = 10;
         hcube::machine m(c);

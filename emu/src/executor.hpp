@@ -45,6 +45,9 @@ public:
     // Nodes have a core each: waiting may spin before it yields.
     virtual bool spins() const noexcept = 0;
 
+    // How many times waiting yields before it parks.
+    virtual int yields() const noexcept = 0;
+
     // The contexts' names for reports ("threads", "fibers").
     virtual const char* name() const noexcept = 0;
 };

@@ -383,6 +383,7 @@ machine::machine(config cfg)
         m.exec = make_thread_executor(m);
     }
     m.spin = m.exec->spins();
+    m.yields = m.exec->yields();
     m.asymmetric = m.spin && heavy_barrier_available();
 }
 

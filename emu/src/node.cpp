@@ -24,12 +24,9 @@ using namespace detail;
 
 namespace {
 
-// Spin budget when every thread has a core, and yields before parking when
-// threads outnumber cores (a yield hands the core to a peer that may be about
-// to answer; after a short burst, parking is cheaper than spinning the run queue).
+// Spin budget when every thread has a core (then the executor's yields,
+// executor.hpp, before parking).
 constexpr int spin_rounds = 4000;
-constexpr int yields_spinning = 16;
-constexpr int yields_oversubscribed = 8;
 // Over MPI a waiting node first moves messages between ranks itself (each
 // round one MPI probe, or a yield while another thread is at it): in a
 // one-node-per-rank job the caller of run() would otherwise relay every
@@ -198,8 +195,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
             if (ready()) return;
         }
     }
-    const int yields = m.spin ? yields_spinning : yields_oversubscribed;
-    for (int i = 0; i < yields; ++i) {
+    for (int i = 0; i < m.yields; ++i) {
         throw_if_cancelled(m);
         m.exec->yield();
         if (ready()) return;

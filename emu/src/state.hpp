@@ -260,6 +260,7 @@ struct machine_state {
     config cfg;
     int p = 1;
     bool spin = false;       // nodes have a core each: spin briefly before parking
+    int yields = 0;          // then yield this often (executor.hpp)
     bool asymmetric = false; // the parking protocol's barrier is all on the parker
 
     link_table links; // of the implementation cfg.links names (resolved)
