@@ -179,14 +179,22 @@ struct placer {
     }
 };
 
+// The characters of UTF-8 text (a product's "→" is one).
+std::size_t length(std::string_view s) {
+    return std::size_t(
+        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xc0) != 0x80; }));
+}
+
 // A node's label split into lines of at most `width` characters at spaces
 // ("{0,0} {0,2} ..." lists of the personalized operations).
-// A word longer than a line breaks after its commas ("(0,1,2,3," "4,5,6,7)").
+// A word longer than a line breaks after its commas ("(0,1,2,3," "4,5,6,7)"),
+// and a product's second set starts a line ("{0,1→" "0,2,4..14}").
 std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+    constexpr std::string_view to_set = "→";
     std::vector<std::string> lines{""};
     std::size_t at = 0;
     const auto add = [&](const std::string& word, std::string_view gap) {
-        if (!lines.back().empty() && lines.back().size() + gap.size() + word.size() > width)
+        if (!lines.back().empty() && length(lines.back()) + gap.size() + length(word) > width)
             lines.emplace_back();
         lines.back() += (lines.back().empty() ? "" : std::string(gap)) + word;
     };
@@ -194,14 +202,18 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width) {
         std::size_t end = text.find(' ', at);
         if (end == std::string::npos) end = text.size();
         const std::string word = text.substr(at, end - at);
-        if (word.size() <= width) {
+        if (length(word) <= width) {
             add(word, " ");
         } else {
             if (!lines.back().empty()) lines.emplace_back();
             for (std::size_t from = 0; from < word.size();) {
-                const std::size_t comma = word.find(',', from);
-                const std::size_t to = comma == std::string::npos ? word.size() : comma + 1;
+                const std::size_t comma = word.find(',', from), arrow = word.find(to_set, from);
+                const bool product = arrow < comma;
+                const std::size_t to = product                      ? arrow + to_set.size()
+                                       : comma == std::string::npos ? word.size()
+                                                                    : comma + 1;
                 add(word.substr(from, to - from), "");
+                if (product) lines.emplace_back();
                 from = to;
             }
         }
@@ -312,7 +324,7 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
         const auto room = [&](const node_texts& c) {
             std::size_t chars = 0;
             for (const auto& l : c.lines)
-                chars = std::max(chars, l.size());
+                chars = std::max(chars, length(l));
             return text_box(c.label.x, c.label.y, c.anchor, size, chars, c.lines.size());
         };
         const auto chosen = std::find_if(at.begin(), at.end(),
@@ -384,7 +396,7 @@ void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                             double side) {
             std::size_t chars = 0;
             for (const auto& l : lines)
-                chars = std::max(chars, l.size());
+                chars = std::max(chars, length(l));
             const double tall = 1.2 * size * double(lines.size() - 1);
             const double sx = side * nx, sy = side * ny;
             anchor = sx > 0.3 ? "start" : sx < -0.3 ? "end" : "middle";
@@ -588,7 +600,7 @@ double widest_label(const algorithm_steps& s, std::size_t width) {
     for (const auto& st : s.steps)
         for (const auto& l : st.labels)
             for (const auto& line : wrap(l, width))
-                chars = std::max(chars, line.size());
+                chars = std::max(chars, length(line));
     return 0.6 * label_size(s.params.dim) * double(chars);
 }
 

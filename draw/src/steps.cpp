@@ -409,18 +409,21 @@ sym_program program_for(const run_params& p) {
 }
 
 // "0..3,6", "0,2,4..14": the set bits of `mask` as runs, and progressions of
-// five or more with a wider step as their first three terms and the last
-// (none fits in 0..7: 3-cubes list their nodes).
+// five or more with a wider step and nothing between their terms, as their
+// first three terms and the last (none fits in 0..7: 3-cubes list their nodes).
 std::string runs(std::uint64_t mask) {
     std::string out;
     while (mask) {
         const int b = std::countr_zero(mask);
         int step = std::countr_zero(mask & (mask - 1)) - b, e = b, count = 1;
         if (step == 64 - b) step = 0; // b alone
+        std::uint64_t terms = std::uint64_t(1) << b;
         while (step && e + step < 64 && (mask >> (e + step) & 1))
-            e += step, ++count;
+            e += step, ++count, terms |= std::uint64_t(1) << e;
+        const std::uint64_t between =
+            (~std::uint64_t(0) >> (63 - e)) & ~((std::uint64_t(1) << b) - 1);
         if (!out.empty()) out += ',';
-        if (step == 1 || count >= 5) {
+        if (step == 1 || (count >= 5 && (mask & between) == terms)) {
             out += step > 1     ? fmt::format("{},{},{}..{}", b, b + step, b + 2 * step, e)
                    : e == b + 1 ? fmt::format("{},{}", b, e)
                                 : fmt::format("{}..{}", b, e);
