@@ -646,21 +646,22 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
     double width = L.width, height = L.height + 40;
     legend(body, 16, L.height + 10, d,
            "arrows: the messages of this step, with what they bring; red nodes received one");
-    if (!s.schedule.empty()) {
-        width += draw_schedule(body, s, L.width + 10, 70) + 30;
-        height = std::max(height, 70 + 17.0 * double(s.schedule.size() + 3));
-    }
+    // The tables go beside the cube, or below it from 4-cubes on (a screen's
+    // width holds one of the two); `rows` is a table's height in rows.
+    const bool below = d >= 4;
+    const double tx = below ? 16 : L.width + 10, ty = below ? L.height + 70 : 70;
+    const auto place = [&](double table_width, double rows) {
+        width = below ? std::max(width, tx + table_width + 30) : width + table_width + 30;
+        height = std::max(height, ty + 17.0 * rows);
+    };
+    if (!s.schedule.empty()) place(draw_schedule(body, s, tx, ty), double(s.schedule.size() + 3));
     if (s.reduction_table && k > 0) {
         const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
-        width += draw_reduction_table(body, s, k, L.width + 10, 70) + 30;
-        height = std::max(height, 70 + 17.0 * double(rows + 2));
+        place(draw_reduction_table(body, s, k, tx, ty), double(rows + 2));
     }
-    if (s.table) {
-        const double tw = draw_table(body, s, k, L.width + 10, 70);
-        width += tw + 30;
-        height = std::max(height, 70 + 17.0 * double(s.steps.size() * (s.params.words) + 2) +
-                                      4.0 * double(s.steps.size()));
-    }
+    if (s.table)
+        place(draw_table(body, s, k, tx, ty),
+              double(s.steps.size() * s.params.words + 2) + 4.0 / 17 * double(s.steps.size()));
     // Wide enough for the title too (16 px bold, about 0.62 em a character).
     const double title = 32 + 0.62 * 16 * double(s.title.size());
     return svg_open(std::max({width, 640.0, title}), height) + "\n" + body.str() + "</svg>\n";
