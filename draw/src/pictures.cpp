@@ -300,8 +300,10 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
         t.label = {q.x + (right ? 1 : -1) * (node_radius + 6), q.y + 4};
         t.anchor = right ? "start" : "end";
         if (i >= int(labels.size()) || labels[std::size_t(i)].empty()) continue;
-        // Wide labels first, then narrower ones in more lines.
-        std::vector<node_texts> at;
+        // Wide labels first, then narrower ones in more lines; on 4-cubes
+        // and up, places more than 18 px off the node's height after all
+        // others (among 16 nodes they read as another node's).
+        std::vector<node_texts> at, far;
         for (const std::size_t width :
              {label_width, std::size_t(16), narrowest_label, std::size_t(8)}) {
             const auto lines = wrap(labels[std::size_t(i)], width);
@@ -311,16 +313,18 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
                 for (const double dx : {0., 14.})
                     for (const double dy :
                          {0., -9., 9., -18., 18., -27., 27., -36., 36., -45., 45.})
-                        at.push_back({{q.x + (side ? 1 : -1) * (node_radius + 6 + dx),
-                                       q.y + 4 - tall / 2 + dy},
-                                      side ? "start" : "end",
-                                      {},
-                                      lines});
+                        (d <= 3 || std::abs(dy) <= 18 ? at : far)
+                            .push_back({{q.x + (side ? 1 : -1) * (node_radius + 6 + dx),
+                                         q.y + 4 - tall / 2 + dy},
+                                        side ? "start" : "end",
+                                        {},
+                                        lines});
             const double below = q.y + node_radius + (above ? 13 : 26),
                          over = q.y - node_radius - (above ? 18 : 6) - tall;
             for (const double y : {above ? below : over, above ? over : below})
                 at.push_back({{q.x, y}, "middle", {}, lines});
         }
+        at.insert(at.end(), far.begin(), far.end());
         const auto room = [&](const node_texts& c) {
             std::size_t chars = 0;
             for (const auto& l : c.lines)

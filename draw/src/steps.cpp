@@ -225,7 +225,9 @@ sym_program program_for(const run_params& p) {
             [&](int i) { g.in[std::size_t(i)] = i == p.root ? block(i, m) : std::vector<sym>(m); });
         const auto algo =
             pick<broadcast_algo>(p, {{"binomial", broadcast_algo::binomial},
-                                     {"scatter-allgather", broadcast_algo::scatter_allgather}});
+                                     {"scatter-allgather", broadcast_algo::scatter_allgather},
+                                     {"rotated-trees", broadcast_algo::rotated_trees},
+                                     {"edge-disjoint-trees", broadcast_algo::edge_disjoint_trees}});
         g.body = [algo, root = p.root, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
             broadcast(me, spans(in), root, algo);
         };
@@ -233,9 +235,11 @@ sym_program program_for(const run_params& p) {
         own_blocks();
         g.style = label_style::sums;
         if (op == "reduce") {
-            const auto algo = pick<reduce_algo>(
-                p, {{"binomial", reduce_algo::binomial},
-                    {"reduce-scatter-gather", reduce_algo::reduce_scatter_gather}});
+            const auto algo =
+                pick<reduce_algo>(p, {{"binomial", reduce_algo::binomial},
+                                      {"reduce-scatter-gather", reduce_algo::reduce_scatter_gather},
+                                      {"rotated-trees", reduce_algo::rotated_trees},
+                                      {"edge-disjoint-trees", reduce_algo::edge_disjoint_trees}});
             g.body = [algo, root = p.root, spans](node& me, std::vector<sym>& in,
                                                   std::vector<sym>&) {
                 reduce(me, spans(in), root, std::plus<>{}, algo);
@@ -244,7 +248,8 @@ sym_program program_for(const run_params& p) {
             const auto algo = pick<allreduce_algo>(
                 p, {{"hypercube", allreduce_algo::hypercube},
                     {"reduce-scatter-allgather", allreduce_algo::reduce_scatter_allgather},
-                    {"reduce-broadcast", allreduce_algo::reduce_broadcast}});
+                    {"reduce-broadcast", allreduce_algo::reduce_broadcast},
+                    {"d-cycles", allreduce_algo::d_cycles}});
             g.body = [algo, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
                 allreduce(me, spans(in), std::plus<>{}, algo);
             };
@@ -382,7 +387,9 @@ sym_program program_for(const run_params& p) {
         g.body = [algo, ring, q = p.shift](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             circular_shift(me, std::span<const sym>(in), std::span<sym>(out), q, algo, ring);
         };
-    } else if (op == "scatter" && pick<bool>(p, {{"binomial", true}})) {
+    } else if (op == "scatter") {
+        const auto algo = pick<scatter_algo>(p, {{"binomial", scatter_algo::binomial},
+                                                 {"rotated-trees", scatter_algo::rotated_trees}});
         // The blocks are named by their destination, as in Figure 4.15.
         g.transit = true;
         each([&](int i) {
@@ -392,15 +399,17 @@ sym_program program_for(const run_params& p) {
                 });
             g.out[std::size_t(i)].resize(m);
         });
-        g.body = [root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            scatter(me, std::span<const sym>(in), std::span<sym>(out), root);
+        g.body = [algo, root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+            scatter(me, std::span<const sym>(in), std::span<sym>(out), root, algo);
         };
-    } else if (op == "gather" && pick<bool>(p, {{"binomial", true}})) {
+    } else if (op == "gather") {
+        const auto algo = pick<gather_algo>(p, {{"binomial", gather_algo::binomial},
+                                                {"rotated-trees", gather_algo::rotated_trees}});
         g.transit = true;
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(i == p.root ? std::size_t(n) * m : 0); });
-        g.body = [root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            gather(me, std::span<const sym>(in), std::span<sym>(out), root);
+        g.body = [algo, root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+            gather(me, std::span<const sym>(in), std::span<sym>(out), root, algo);
         };
     } else {
         no_driver(p);

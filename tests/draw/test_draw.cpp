@@ -504,6 +504,34 @@ TEST_CASE("record_steps refuses what it cannot draw") {
                          doctest::Contains("up to M = 64 elements"), usage_error);
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "nonesuch", 3)),
                          doctest::Contains("unknown algorithm"), usage_error);
+    // all-port alltoall keeps its blocks in buffers record_steps does not see.
+    run_params a = params("alltoall", "all-port", 3);
+    a.ports = port_model::all_port;
+    CHECK_THROWS_WITH_AS(record_steps(a), doctest::Contains("no picture for alltoall all-port"),
+                         usage_error);
+}
+
+TEST_CASE("the all-port trees and the d-cycles allreduce are drawn, their results from the run") {
+    const auto last = [](std::string op, std::string algo) {
+        run_params p = params(op, algo, 3, 3);
+        p.ports = port_model::all_port;
+        return record_steps(p).steps.back().labels;
+    };
+    const auto all = [](const std::string& l) { return std::vector<std::string>(8, l); };
+    std::vector<std::string> own;
+    for (int i = 0; i < 8; ++i)
+        own.push_back(fmt::format("({})", i));
+    for (const std::string trees : {"rotated-trees", "edge-disjoint-trees"}) {
+        CHECK(last("broadcast", trees) == all("(0)"));
+        CHECK(last("reduce", trees)[0] == "[0..7]");
+    }
+    CHECK(last("scatter", "rotated-trees") == own);
+    // The rotated trees start on all three links of the root at once.
+    run_params b = params("broadcast", "rotated-trees", 3, 3);
+    b.ports = port_model::all_port;
+    CHECK(record_steps(b).steps[1].messages.size() == 3);
+    CHECK(last("gather", "rotated-trees")[0] == "(0,1,2,3,4,5,6,7)");
+    CHECK(last("allreduce", "d-cycles") == all("[0..7]"));
 }
 
 TEST_CASE("a deadlock gives a wait-for graph: one arrow per blocked node, on its link") {
