@@ -23,29 +23,33 @@ struct point {
 };
 
 // Node positions: bit 0 to the right, bit 1 up, bit 2 back (up and to the
-// right, the cube's depth), bit 3 a second cube to the right (and lower, so
-// that its links pass beside the nodes between), bit 4 a second
-// row of 4-cubes below, bit 5 a second column of them.
+// right, the cube's depth), bit 3 a second cube to the right and lower: on a
+// 4-cube by 0.55 of the way across, so that the long links of dimension 3
+// pass 0.55 units below node 1 and above node 10 and their ids, and clear of
+// nodes 5 and 10 (which a slope of 0.31 would cross); on 4-cubes in a grid
+// (d = 5, 6: bit 4 a second row of them below, bit 5 a second column) by 0.5
+// units, which keeps them in their row.
 struct cube_layout {
     double unit;
     std::vector<point> at;
     double width, height;
 
     // inner: the width of the widest label in its narrowest lines. The labels
-    // of the inner nodes of a 3-cube (3 and 4, and 11 and 12 of a 4-cube) have
-    // 0.62 units, less the circle, between their node and the links around it.
+    // of the inner nodes of a 3-cube (3 and 4) have 0.62 units, less the
+    // circle, between their node and the links around it.
     explicit cube_layout(int d, double margin_x = 150, double inner = 0, double top = 95,
                          double bottom = 40)
         : unit(d <= 3   ? std::max(170.0, (inner + 32) / 0.62)
-               : d == 4 ? std::max(130.0, (inner + 32) / 0.62)
+               : d == 4 ? 170
                         : 95) {
         const int p = 1 << d;
-        // The labels right of node 5 and left of node 10 share a height and
-        // the 0.78 units between them: wider labels push the second cube
-        // (and the second column of 4-cubes) to the right.
-        const double room = std::max(0.0, 2 * margin_x - 0.78 * unit - 20) / unit;
-        const point offset[6] = {
-            {1, 0}, {0, -1}, {0.62, -0.5}, {2.4 + room, 0.5}, {0, 2.8}, {5.4 + 2 * room, 0}};
+        // In a grid, the labels right of node 5 and left of node 10 share a
+        // height and the 0.78 units between them: wider labels push the
+        // second cube (and the second column of 4-cubes) to the right.
+        const double room = d >= 5 ? std::max(0.0, 2 * margin_x - 0.78 * unit - 20) / unit : 0;
+        const point offset[6] = {{1, 0},       {0, -1},
+                                 {0.62, -0.5}, {2.4 + room, d == 4 ? 0.55 * 2.4 : 0.5},
+                                 {0, 2.8},     {5.4 + 2 * room, 0}};
         double min_x = 0, min_y = 0, max_x = 0, max_y = 0;
         for (int i = 0; i < p; ++i) {
             point q{0, 0};
@@ -151,15 +155,17 @@ struct placer {
     box page{-1e9, -1e9, 1e9, 1e9}; // text stays inside
     std::vector<box> taken;
     std::vector<segment> lines; // links and the step's arrows: text keeps off them
-    bool free(const box& b) const {
-        return b.x0 >= page.x0 && b.y0 >= page.y0 && b.x1 <= page.x1 && b.y1 <= page.y1 &&
-               std::none_of(taken.begin(), taken.end(),
-                            [&](const box& o) { return b.overlaps(o); }) &&
-               std::none_of(lines.begin(), lines.end(), [&](const segment& l) {
-                   return crosses(l.p, l.q,
-                                  {b.x0 - l.pad, b.y0 - l.pad, b.x1 + l.pad, b.y1 + l.pad});
-               });
+    double shaft = 3;           // px either side of an arrow's shaft
+    // How many texts and lines b meets (the page's edge counts as many).
+    std::size_t conflicts(const box& b) const {
+        if (b.x0 < page.x0 || b.y0 < page.y0 || b.x1 > page.x1 || b.y1 > page.y1) return 1000;
+        return std::size_t(
+            std::count_if(taken.begin(), taken.end(), [&](const box& o) { return b.overlaps(o); }) +
+            std::count_if(lines.begin(), lines.end(), [&](const segment& l) {
+                return crosses(l.p, l.q, {b.x0 - l.pad, b.y0 - l.pad, b.x1 + l.pad, b.y1 + l.pad});
+            }));
     }
+    bool free(const box& b) const { return conflicts(b) == 0; }
     // The arrow from node a to node b: its shaft (2.5 px wide) and its head
     // (svg.hpp's marker: 17.5 px long, 17.5 px wide at its base, its tip 1.75
     // px past the shaft's end), kept off as a segment 6 px either side.
@@ -167,20 +173,28 @@ struct placer {
         const auto [s, e] = arrow_ends(a, b);
         const double len = std::max(1.0, std::hypot(e.x - s.x, e.y - s.y));
         const double ux = (e.x - s.x) / len, uy = (e.y - s.y) / len;
-        lines.push_back({s, e, 3});
+        lines.push_back({s, e, shaft});
         lines.push_back(
             {{e.x - 15.75 * ux, e.y - 15.75 * uy}, {e.x + 1.75 * ux, e.y + 1.75 * uy}, 7});
     }
 };
 
+// The characters of UTF-8 text (a product's "→" is one).
+std::size_t length(std::string_view s) {
+    return std::size_t(
+        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xc0) != 0x80; }));
+}
+
 // A node's label split into lines of at most `width` characters at spaces
 // ("{0,0} {0,2} ..." lists of the personalized operations).
-// A word longer than a line breaks after its commas ("(0,1,2,3," "4,5,6,7)").
+// A word longer than a line breaks after its commas ("(0,1,2,3," "4,5,6,7)"),
+// and a product's second set starts a line ("{0,1→" "0,2,4..14}").
 std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+    constexpr std::string_view to_set = "→";
     std::vector<std::string> lines{""};
     std::size_t at = 0;
     const auto add = [&](const std::string& word, std::string_view gap) {
-        if (!lines.back().empty() && lines.back().size() + gap.size() + word.size() > width)
+        if (!lines.back().empty() && length(lines.back()) + gap.size() + length(word) > width)
             lines.emplace_back();
         lines.back() += (lines.back().empty() ? "" : std::string(gap)) + word;
     };
@@ -188,14 +202,18 @@ std::vector<std::string> wrap(const std::string& text, std::size_t width) {
         std::size_t end = text.find(' ', at);
         if (end == std::string::npos) end = text.size();
         const std::string word = text.substr(at, end - at);
-        if (word.size() <= width) {
+        if (length(word) <= width) {
             add(word, " ");
         } else {
             if (!lines.back().empty()) lines.emplace_back();
             for (std::size_t from = 0; from < word.size();) {
-                const std::size_t comma = word.find(',', from);
-                const std::size_t to = comma == std::string::npos ? word.size() : comma + 1;
+                const std::size_t comma = word.find(',', from), arrow = word.find(to_set, from);
+                const bool product = arrow < comma;
+                const std::size_t to = product                      ? arrow + to_set.size()
+                                       : comma == std::string::npos ? word.size()
+                                                                    : comma + 1;
                 add(word.substr(from, to - from), "");
+                if (product) lines.emplace_back();
                 from = to;
             }
         }
@@ -247,6 +265,7 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
     node_plan plan;
     placer& pl = plan.pl;
     pl.page = {2, 52, L.width - 2, L.height - 2}; // below the title and caption
+    pl.shaft = d >= 4 ? 4 : 3; // a 4-cube's labels start closer to the long arrows
     for (const auto& [a, b] : edges(L, d))
         pl.lines.push_back({a, b, 2});
     for (const auto& [a, b] : arrows)
@@ -281,8 +300,10 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
         t.label = {q.x + (right ? 1 : -1) * (node_radius + 6), q.y + 4};
         t.anchor = right ? "start" : "end";
         if (i >= int(labels.size()) || labels[std::size_t(i)].empty()) continue;
-        // Wide labels first, then narrower ones in more lines.
-        std::vector<node_texts> at;
+        // Wide labels first, then narrower ones in more lines; on 4-cubes
+        // and up, places more than 18 px off the node's height after all
+        // others (among 16 nodes they read as another node's).
+        std::vector<node_texts> at, far;
         for (const std::size_t width :
              {label_width, std::size_t(16), narrowest_label, std::size_t(8)}) {
             const auto lines = wrap(labels[std::size_t(i)], width);
@@ -292,34 +313,43 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
                 for (const double dx : {0., 14.})
                     for (const double dy :
                          {0., -9., 9., -18., 18., -27., 27., -36., 36., -45., 45.})
-                        at.push_back({{q.x + (side ? 1 : -1) * (node_radius + 6 + dx),
-                                       q.y + 4 - tall / 2 + dy},
-                                      side ? "start" : "end",
-                                      {},
-                                      lines});
+                        (d <= 3 || std::abs(dy) <= 18 ? at : far)
+                            .push_back({{q.x + (side ? 1 : -1) * (node_radius + 6 + dx),
+                                         q.y + 4 - tall / 2 + dy},
+                                        side ? "start" : "end",
+                                        {},
+                                        lines});
             const double below = q.y + node_radius + (above ? 13 : 26),
                          over = q.y - node_radius - (above ? 18 : 6) - tall;
             for (const double y : {above ? below : over, above ? over : below})
                 at.push_back({{q.x, y}, "middle", {}, lines});
         }
+        at.insert(at.end(), far.begin(), far.end());
         const auto room = [&](const node_texts& c) {
             std::size_t chars = 0;
             for (const auto& l : c.lines)
-                chars = std::max(chars, l.size());
+                chars = std::max(chars, length(l));
             return text_box(c.label.x, c.label.y, c.anchor, size, chars, c.lines.size());
         };
         const auto chosen = std::find_if(at.begin(), at.end(),
                                          [&](const node_texts& c) { return pl.free(room(c)); });
-        // When no place is free, the first.
-        const node_texts& c = chosen == at.end() ? at.front() : *chosen;
+        // When no place is free, the first (up to 3-cubes), or the one that
+        // meets the fewest texts and lines.
+        const node_texts& c =
+            chosen != at.end() ? *chosen
+            : d <= 3           ? at.front()
+                     : *std::min_element(at.begin(), at.end(), [&](const auto& x, const auto& y) {
+                           return pl.conflicts(room(x)) < pl.conflicts(room(y));
+                       });
         t.label = c.label, t.anchor = c.anchor, t.lines = c.lines;
         pl.taken.push_back(room(t));
     }
     return plan;
 }
 
+// lists: the labels in full where they abbreviate, as their tooltips.
 void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector<bool>& hot,
-                const std::vector<node_texts>& texts) {
+                const std::vector<node_texts>& texts, const std::vector<std::string>& lists = {}) {
     for (int i = 0; i < (1 << d); ++i) {
         const point q = L.at[std::size_t(i)];
         const node_texts& t = texts[std::size_t(i)];
@@ -339,6 +369,8 @@ void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector
                               R"(text-anchor="{}" font-size="{}" fill="#111" stroke="white" )"
                               R"(stroke-width="4" paint-order="stroke">)",
                               i, num(t.label.x), num(y0), t.anchor, size);
+            if (std::size_t(i) < lists.size() && !lists[std::size_t(i)].empty())
+                os << "<title>" << xml(lists[std::size_t(i)]) << "</title>";
             os << text_lines(lines, t.label.x, size) << "</text>";
         }
         os << '\n';
@@ -347,19 +379,17 @@ void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector
 
 // An arrow from a to b (arrow_ends). Its label goes on its left, at the
 // first place along it (the middle, then towards either end) where it
-// overlaps no text and crosses no line that `pl` holds.
-
+// overlaps no text and crosses no line that `pl` holds. Where none is, an
+// optional label is left out (4-cubes and up, whose steps may use 64 links:
+// the tooltip says it too), else it takes the first.
 void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colour,
            std::string_view marker, bool dashed, const std::string& cls, const std::string& tip,
-           const std::string& text) {
+           const std::string& text, bool optional = false) {
     const double dx = b.x - a.x, dy = b.y - a.y, len = std::hypot(dx, dy);
     if (len < 1) return;
     const double nx = dy / len, ny = -dx / len;
     const auto [s, e] = arrow_ends(a, b);
-    os << fmt::format(R"(<line class="{}" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
-                      R"(stroke-width="2.5" {}marker-end="{}"><title>{}</title></line>)",
-                      cls, num(s.x), num(s.y), num(e.x), num(e.y), colour,
-                      dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip));
+    std::ostringstream label;
     if (!text.empty()) {
         constexpr double size = 10, near = 7;
         // Text left of a vertical arrow starts (or ends) `away` px from it
@@ -370,7 +400,7 @@ void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                             double side) {
             std::size_t chars = 0;
             for (const auto& l : lines)
-                chars = std::max(chars, l.size());
+                chars = std::max(chars, length(l));
             const double tall = 1.2 * size * double(lines.size() - 1);
             const double sx = side * nx, sy = side * ny;
             anchor = sx > 0.3 ? "start" : sx < -0.3 ? "end" : "middle";
@@ -398,14 +428,20 @@ void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                             where = w, room = r, side_anchor = an, lines = narrow, found = true;
             }
         anchor = side_anchor;
-        pl.taken.push_back(room);
-        os << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
-                          R"(font-size="{}" fill="{}" stroke="white" stroke-width="3" )"
-                          R"(paint-order="stroke">)",
-                          num(where.x), num(where.y), anchor, size, colour)
-           << text_lines(lines, where.x, size) << "</text>";
+        if (found || !optional) {
+            pl.taken.push_back(room);
+            label << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
+                                 R"(font-size="{}" fill="{}" stroke="white" stroke-width="3" )"
+                                 R"(paint-order="stroke">)",
+                                 num(where.x), num(where.y), anchor, size, colour)
+                  << text_lines(lines, where.x, size) << "</text>";
+        }
     }
-    os << '\n';
+    os << fmt::format(R"(<line class="{}" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
+                      R"(stroke-width="2.5" {}marker-end="{}"><title>{}</title></line>)",
+                      cls, num(s.x), num(s.y), num(e.x), num(e.y), colour,
+                      dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip))
+       << label.str() << '\n';
 }
 
 void legend(std::ostream& os, double x, double y, int d, const std::string& note) {
@@ -568,7 +604,7 @@ double widest_label(const algorithm_steps& s, std::size_t width) {
     for (const auto& st : s.steps)
         for (const auto& l : st.labels)
             for (const auto& line : wrap(l, width))
-                chars = std::max(chars, line.size());
+                chars = std::max(chars, length(line));
     return 0.6 * label_size(s.params.dim) * double(chars);
 }
 
@@ -602,30 +638,34 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
                         t.dim < 0 ? std::string(" (routed)") : " on dim " + std::to_string(t.dim),
                         t.bytes, num(t.start), num(t.arrival));
         arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
-              marker_ref(t.dim), t.dim < 0, "msg", tip, d <= 4 ? st.carried[i] : "");
+              marker_ref(t.dim), t.dim < 0, "msg",
+              tip + "; it brings " +
+                  (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
+              d <= 4 ? st.carried[i] : "", d >= 4);
     }
     std::vector<bool> hot(std::size_t(1) << d);
     for (const std::size_t m : st.messages)
         hot[std::size_t(s.report.trace[m].to)] = true;
-    draw_nodes(body, L, d, hot, plan.texts);
+    draw_nodes(body, L, d, hot, plan.texts, st.lists);
     double width = L.width, height = L.height + 40;
     legend(body, 16, L.height + 10, d,
            "arrows: the messages of this step, with what they bring; red nodes received one");
-    if (!s.schedule.empty()) {
-        width += draw_schedule(body, s, L.width + 10, 70) + 30;
-        height = std::max(height, 70 + 17.0 * double(s.schedule.size() + 3));
-    }
+    // The tables go beside the cube, or below it from 4-cubes on (a screen's
+    // width holds one of the two); `rows` is a table's height in rows.
+    const bool below = d >= 4;
+    const double tx = below ? 16 : L.width + 10, ty = below ? L.height + 70 : 70;
+    const auto place = [&](double table_width, double rows) {
+        width = below ? std::max(width, tx + table_width + 30) : width + table_width + 30;
+        height = std::max(height, ty + 17.0 * rows);
+    };
+    if (!s.schedule.empty()) place(draw_schedule(body, s, tx, ty), double(s.schedule.size() + 3));
     if (s.reduction_table && k > 0) {
         const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
-        width += draw_reduction_table(body, s, k, L.width + 10, 70) + 30;
-        height = std::max(height, 70 + 17.0 * double(rows + 2));
+        place(draw_reduction_table(body, s, k, tx, ty), double(rows + 2));
     }
-    if (s.table) {
-        const double tw = draw_table(body, s, k, L.width + 10, 70);
-        width += tw + 30;
-        height = std::max(height, 70 + 17.0 * double(s.steps.size() * (s.params.words) + 2) +
-                                      4.0 * double(s.steps.size()));
-    }
+    if (s.table)
+        place(draw_table(body, s, k, tx, ty),
+              double(s.steps.size() * s.params.words + 2) + 4.0 / 17 * double(s.steps.size()));
     // Wide enough for the title too (16 px bold, about 0.62 em a character).
     const double title = 32 + 0.62 * 16 * double(s.title.size());
     return svg_open(std::max({width, 640.0, title}), height) + "\n" + body.str() + "</svg>\n";

@@ -225,7 +225,9 @@ sym_program program_for(const run_params& p) {
             [&](int i) { g.in[std::size_t(i)] = i == p.root ? block(i, m) : std::vector<sym>(m); });
         const auto algo =
             pick<broadcast_algo>(p, {{"binomial", broadcast_algo::binomial},
-                                     {"scatter-allgather", broadcast_algo::scatter_allgather}});
+                                     {"scatter-allgather", broadcast_algo::scatter_allgather},
+                                     {"rotated-trees", broadcast_algo::rotated_trees},
+                                     {"edge-disjoint-trees", broadcast_algo::edge_disjoint_trees}});
         g.body = [algo, root = p.root, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
             broadcast(me, spans(in), root, algo);
         };
@@ -233,9 +235,11 @@ sym_program program_for(const run_params& p) {
         own_blocks();
         g.style = label_style::sums;
         if (op == "reduce") {
-            const auto algo = pick<reduce_algo>(
-                p, {{"binomial", reduce_algo::binomial},
-                    {"reduce-scatter-gather", reduce_algo::reduce_scatter_gather}});
+            const auto algo =
+                pick<reduce_algo>(p, {{"binomial", reduce_algo::binomial},
+                                      {"reduce-scatter-gather", reduce_algo::reduce_scatter_gather},
+                                      {"rotated-trees", reduce_algo::rotated_trees},
+                                      {"edge-disjoint-trees", reduce_algo::edge_disjoint_trees}});
             g.body = [algo, root = p.root, spans](node& me, std::vector<sym>& in,
                                                   std::vector<sym>&) {
                 reduce(me, spans(in), root, std::plus<>{}, algo);
@@ -244,7 +248,8 @@ sym_program program_for(const run_params& p) {
             const auto algo = pick<allreduce_algo>(
                 p, {{"hypercube", allreduce_algo::hypercube},
                     {"reduce-scatter-allgather", allreduce_algo::reduce_scatter_allgather},
-                    {"reduce-broadcast", allreduce_algo::reduce_broadcast}});
+                    {"reduce-broadcast", allreduce_algo::reduce_broadcast},
+                    {"d-cycles", allreduce_algo::d_cycles}});
             g.body = [algo, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
                 allreduce(me, spans(in), std::plus<>{}, algo);
             };
@@ -382,7 +387,9 @@ sym_program program_for(const run_params& p) {
         g.body = [algo, ring, q = p.shift](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             circular_shift(me, std::span<const sym>(in), std::span<sym>(out), q, algo, ring);
         };
-    } else if (op == "scatter" && pick<bool>(p, {{"binomial", true}})) {
+    } else if (op == "scatter") {
+        const auto algo = pick<scatter_algo>(p, {{"binomial", scatter_algo::binomial},
+                                                 {"rotated-trees", scatter_algo::rotated_trees}});
         // The blocks are named by their destination, as in Figure 4.15.
         g.transit = true;
         each([&](int i) {
@@ -392,15 +399,17 @@ sym_program program_for(const run_params& p) {
                 });
             g.out[std::size_t(i)].resize(m);
         });
-        g.body = [root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            scatter(me, std::span<const sym>(in), std::span<sym>(out), root);
+        g.body = [algo, root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+            scatter(me, std::span<const sym>(in), std::span<sym>(out), root, algo);
         };
-    } else if (op == "gather" && pick<bool>(p, {{"binomial", true}})) {
+    } else if (op == "gather") {
+        const auto algo = pick<gather_algo>(p, {{"binomial", gather_algo::binomial},
+                                                {"rotated-trees", gather_algo::rotated_trees}});
         g.transit = true;
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(i == p.root ? std::size_t(n) * m : 0); });
-        g.body = [root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            gather(me, std::span<const sym>(in), std::span<sym>(out), root);
+        g.body = [algo, root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+            gather(me, std::span<const sym>(in), std::span<sym>(out), root, algo);
         };
     } else {
         no_driver(p);
@@ -408,27 +417,75 @@ sym_program program_for(const run_params& p) {
     return g;
 }
 
-// "0..3,6": the set bits of `mask` as runs.
+// "0..3,6", "0,2,4..14": the set bits of `mask` as runs, and progressions of
+// five or more with a wider step and nothing between their terms, as their
+// first three terms and the last (none fits in 0..7: 3-cubes list their nodes).
 std::string runs(std::uint64_t mask) {
     std::string out;
-    for (int b = 0; b < 64;) {
-        if (!(mask >> b & 1)) {
-            ++b;
-            continue;
-        }
-        int e = b;
-        while (e + 1 < 64 && (mask >> (e + 1) & 1))
-            ++e;
+    while (mask) {
+        const int b = std::countr_zero(mask);
+        int step = std::countr_zero(mask & (mask - 1)) - b, e = b, count = 1;
+        if (step == 64 - b) step = 0; // b alone
+        std::uint64_t terms = std::uint64_t(1) << b;
+        while (step && e + step < 64 && (mask >> (e + step) & 1))
+            e += step, ++count, terms |= std::uint64_t(1) << e;
+        const std::uint64_t between =
+            (~std::uint64_t(0) >> (63 - e)) & ~((std::uint64_t(1) << b) - 1);
         if (!out.empty()) out += ',';
-        out += e == b ? std::to_string(b) : fmt::format("{}{}{}", b, e == b + 1 ? "," : "..", e);
-        b = e + 1;
+        if (step == 1 || (count >= 5 && (mask & between) == terms)) {
+            out += step > 1     ? fmt::format("{},{},{}..{}", b, b + step, b + 2 * step, e)
+                   : e == b + 1 ? fmt::format("{},{}", b, e)
+                                : fmt::format("{}..{}", b, e);
+        } else {
+            e = b, step = 1;
+            out += std::to_string(b);
+        }
+        for (int x = b; x <= e; x += step)
+            mask &= ~(std::uint64_t(1) << x);
     }
     return out;
 }
 
+// Pairs {i,j} (or slots (i|j)) as products of runs: the nodes i with the same
+// set of j in one token, {0..1→0,2,4..14} = the blocks of nodes 0 and 1 for
+// nodes 0, 2, 4, ..., 14. Empty when some element is not a single node's.
+std::vector<std::string> products(const std::vector<sym>& v, label_style style) {
+    std::map<int, std::uint64_t> items; // node -> its j
+    for (const sym& s : v)
+        if (s.mask) {
+            if (!std::has_single_bit(s.mask) || s.flags || s.item >= 64) return {};
+            items[std::countr_zero(s.mask)] |= std::uint64_t(1) << s.item;
+        }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> groups; // nodes, their j
+    for (const auto& [i, js] : items) {
+        const auto same = std::find_if(groups.begin(), groups.end(),
+                                       [&, js = js](const auto& g) { return g.second == js; });
+        if (same == groups.end())
+            groups.emplace_back(std::uint64_t(1) << i, js);
+        else
+            same->first |= std::uint64_t(1) << i;
+    }
+    std::vector<std::string> out;
+    for (const auto& [nodes, js] : groups)
+        out.push_back(style == label_style::slots ? fmt::format("({}|{})", runs(nodes), runs(js))
+                      : std::has_single_bit(nodes) && std::has_single_bit(js)
+                          ? fmt::format("{{{},{}}}", runs(nodes), runs(js))
+                          : fmt::format("{{{}→{}}}", runs(nodes), runs(js)));
+    return out;
+}
+
+// How many blocks a label lists before it writes them as runs (and pairs as
+// products): as the seeds' figures, up to 3-cubes 8 blocks on a node, 4 on an
+// arrow, and every pair; from 4-cubes on, 3.
+std::size_t max_listed(label_style style, int dim, bool arrow) {
+    if (dim >= 4) return 3;
+    if (style == label_style::blocks) return arrow ? 4 : 8;
+    return std::size_t(-1);
+}
+
 // The label of a node holding `v`, in the seeds' notation.
 // More than `max_listed` single blocks are written as runs.
-std::string label(const std::vector<sym>& v, label_style style, std::size_t max_listed = 8) {
+std::string label(const std::vector<sym>& v, label_style style, std::size_t max_listed) {
     std::vector<std::string> tokens;
     const sym* last = nullptr;
     for (const sym& s : v) {
@@ -469,6 +526,8 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
             if (s.mask) all |= s.mask, single = single && std::has_single_bit(s.mask) && !s.flags;
         if (single) return "(" + runs(all) + ")";
     }
+    if ((style == label_style::pairs || style == label_style::slots) && tokens.size() > max_listed)
+        if (auto groups = products(v, style); !groups.empty()) tokens = std::move(groups);
     std::string out = style == label_style::blocks ? "(" : "";
     for (std::size_t i = 0; i < tokens.size(); ++i)
         out += (i ? (style == label_style::blocks ? "," : " ") : "") + tokens[i];
@@ -650,6 +709,12 @@ algorithm_steps record_steps(run_params p) {
     const auto held = [&](int i, std::int64_t k) -> const std::vector<sym>& {
         return g.transit ? kept[std::size_t(k)][std::size_t(i)] : last(i, k).data;
     };
+    // A label, and in full where it abbreviates (the pictures' tooltips).
+    const auto named = [&](const std::vector<sym>& v, bool arrow) {
+        std::string brief = label(v, g.style, max_listed(g.style, p.dim, arrow)),
+                    full = label(v, g.style, std::size_t(-1));
+        return std::pair{brief, full == brief ? std::string() : full};
+    };
     for (std::int64_t k = 0; k <= total; ++k) {
         step_state& st = s.steps[std::size_t(k)];
         std::vector<int> incoming(static_cast<std::size_t>(n));
@@ -657,7 +722,9 @@ algorithm_steps record_steps(run_params p) {
             ++incoming[std::size_t(s.report.trace[m].to)];
         for (int i = 0; i < n; ++i) {
             const std::vector<sym>& at = held(i, k);
-            st.labels.push_back(label(at, g.style));
+            auto [brief, full] = named(at, false);
+            st.labels.push_back(std::move(brief));
+            st.lists.push_back(std::move(full));
             if (!s.table) continue;
             // Seed 002's tables: location j holds element j of the block that
             // arrived last (Init: the node's own).
@@ -697,44 +764,51 @@ algorithm_steps record_steps(run_params p) {
                                : now[x].mask,
                            now[x].item, 0};
             }
-            std::string cargo = label(gain, g.style, 4);
+            auto cargo = named(gain, true);
             if (s.table && !alone) {
                 // Location j's element came from the neighbour that held it
                 // in location j one step before (seed 002's Dim column).
-                cargo.clear();
+                cargo = {};
                 const auto& to = st.memory[std::size_t(t.to)];
                 const auto& from = s.steps[std::size_t(k - 1)].memory[std::size_t(t.from)];
                 for (std::size_t j = 0; j < to.size(); ++j)
                     if (!to[j].empty() && to[j] == from[j])
-                        cargo += (cargo.empty() ? "" : " ") + to[j];
+                        cargo.first += (cargo.first.empty() ? "" : " ") + to[j];
             }
             return cargo;
         };
         for (std::size_t mi = 0; mi < st.messages.size(); ++mi) {
             const std::size_t m = st.messages[mi];
             const trace_record& t = s.report.trace[m];
-            std::string cargo;
+            std::pair<std::string, std::string> cargo;
             if (g.transit) {
-                cargo = label(brought[std::size_t(k)][mi], g.style, 4);
+                cargo = named(brought[std::size_t(k)][mi], true);
             } else if (g.relayed) {
                 // ASPC and descend: what the receiver gained that the sender
                 // had (elements in transit included).
-                cargo = label(common(minus(last(t.to, k).memory, last(t.to, k - 1).memory),
+                cargo = named(common(minus(last(t.to, k).memory, last(t.to, k - 1).memory),
                                      last(t.from, k - 1).memory),
-                              g.style, 4);
+                              true);
             } else if (g.reduction) {
-                // The addresses whose partial sums it carried (● to +).
+                // The addresses whose partial sums it carried (● to +), as
+                // runs from 4-cubes on.
                 const auto& cells = st.memory;
+                std::uint64_t sums = 0;
+                std::string list;
                 for (std::size_t x = 0; x < cells[std::size_t(t.to)].size(); ++x)
                     if (cells[std::size_t(t.to)][x] == "+" && cells[std::size_t(t.from)][x] == "●")
-                        cargo += (cargo.empty() ? "sums of " : ",") + std::to_string(x);
+                        list += (list.empty() ? "sums of " : ",") + std::to_string(x),
+                            sums |= x < 64 ? std::uint64_t(1) << x : ~std::uint64_t(0);
+                cargo.first = p.dim >= 4 && sums && ~sums ? "sums of " + runs(sums) : list;
+                if (cargo.first != list) cargo.second = list;
             } else
                 cargo = gained(t, m);
-            if (cargo.empty()) {
+            if (cargo.first.empty()) {
                 const std::uint64_t words = t.bytes / sizeof(sym);
-                cargo = fmt::format("{} word{}", words, words == 1 ? "" : "s");
+                cargo.first = fmt::format("{} word{}", words, words == 1 ? "" : "s");
             }
-            st.carried.push_back(std::move(cargo));
+            st.carried.push_back(std::move(cargo.first));
+            st.carried_lists.push_back(std::move(cargo.second));
         }
     }
     return s;

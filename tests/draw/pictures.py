@@ -3,7 +3,6 @@
 Chromium (no console errors, the step controls change the picture, the node
 labels read back from the page are seed 000's Figures 4.11 and 4.15 and
 seed 002's Figure 8)."""
-import html
 import json
 import os
 import shutil
@@ -11,6 +10,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
+
+import layout
 
 d = sys.argv[1]
 SVG = "{http://www.w3.org/2000/svg}"
@@ -69,9 +70,11 @@ class Page(HTMLParser):
         self.cells = {}  # (step shown, table step, mem, node) -> text
         self.hidden = {}
         self.waits = 0
+        self.in_title = False  # a tooltip: the label in full, not what shows
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
+        self.in_title = self.in_title or tag == "title"
         if tag == "body":
             self.current = a.get("data-current")
         if tag == "div" and a.get("class") == "step":
@@ -86,6 +89,8 @@ class Page(HTMLParser):
                             int(a["data-node"]))
 
     def handle_data(self, data):
+        if self.in_title:
+            return
         if self.text_of and self.text_of[0] == "label":
             # Long labels come in lines (tspans), split at spaces or after commas.
             key = self.text_of[1:]
@@ -96,6 +101,7 @@ class Page(HTMLParser):
             self.cells[self.text_of[1:]] = data
 
     def handle_endtag(self, tag):
+        self.in_title = self.in_title and tag != "title"
         if tag == "text":
             self.text_of = None
 
@@ -210,94 +216,18 @@ for u, line in enumerate(fig_12.splitlines()):
 
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
 
-# Layout: in every step picture of allgather, broadcast, scatter, alltoall and
-# descend on a 3-cube (and allgather on a 4-cube, descend on a 2-cube), the node
-# labels, ids and arrow labels, measured by Chromium (getBBox), overlap no
-# other text, stay inside the picture, and (but on the 4-cube, whose long
-# dimension-3 links pass by its inner nodes' texts) cross no arrow, line or
-# head, and no link of the cube.
+# Layout (layout.py): in every step picture of allgather, broadcast, scatter,
+# alltoall and descend on a 3-cube, descend on a 2-cube, and allgather,
+# broadcast, reduce, scan and scatter on a 4-cube (two cubes side by side, the
+# long dimension-3 links passing between the nodes), the node labels, ids and
+# arrow labels overlap no other text, stay inside the picture and cross no
+# arrow, head or link, and no picture is wider than a laptop's screen.
+four = {"ag4": 5, "bc4": 5, "rd4": 5, "scan4": 5, "sc4": 5}
 svgs = [os.path.join(d, sub, f"step-{k}.svg") for sub in ("steps", "bc", "sc", "a2a")
-        for k in range(4)] + [os.path.join(d, "ag4", f"step-{k}.svg") for k in range(5)] + [
-            os.path.join(d, "desc", f"step-{k}.svg") for k in range(12)]
-measure = """<script>
-var out = [], lines = [];
-document.querySelectorAll('svg').forEach(function (svg, n) {
-  var vb = svg.viewBox.baseVal;
-  svg.querySelectorAll('text.label, text.cargo, text.id').forEach(function (t) {
-    var b = t.getBBox();
-    out.push([n, t.getAttribute('class') + ' ' + t.textContent, b.x, b.y, b.width, b.height,
-              vb.width, vb.height]);
-  });
-  svg.querySelectorAll('line.msg, line.edge').forEach(function (l) {
-    lines.push([n, l.getAttribute('class'), l.x1.baseVal.value, l.y1.baseVal.value,
-                l.x2.baseVal.value, l.y2.baseVal.value,
-                parseFloat(l.getAttribute('stroke-width'))]);
-  });
-});
-document.getElementById('boxes').textContent = JSON.stringify([out, lines]);
-</script>"""
-with open(os.path.join(d, "layout.html"), "w") as f:
-    f.write("<!DOCTYPE html><html><body>" + "".join(open(s).read() for s in svgs) +
-            '<pre id="boxes"></pre>' + measure + "</body></html>")
-out, console = browse("layout.html", "", "--dump-dom")
-check(not console, f"layout.html: console messages {console}")
-boxes, lines = json.loads(html.unescape(out.split('<pre id="boxes">')[1].split("</pre>")[0]))
-check(len(boxes) > 100, f"layout.html: only {len(boxes)} texts measured")
-check(len(lines) > 100, f"layout.html: only {len(lines)} lines measured")
-by_svg = {}
-for n, what, x, y, w, h, width, height in boxes:
-    by_svg.setdefault(n, []).append((what, x, y, x + w, y + h))
-    check(x >= 0 and y >= 0 and x + w <= width and y + h <= height,
-          f"{svgs[n]}: '{what}' at {x:.0f},{y:.0f}+{w:.0f}x{h:.0f} leaves the "
-          f"{width:.0f}x{height:.0f} picture")
-SLACK = 1.5  # a text's box includes the font's line gap above and below
-for n, texts in by_svg.items():
-    for i, a in enumerate(texts):
-        for b in texts[i + 1:]:
-            if (a[1] < b[3] - SLACK and b[1] < a[3] - SLACK and a[2] < b[4] - SLACK
-                    and b[2] < a[4] - SLACK):
-                check(False, f"{svgs[n]}: '{a[0]}' overlaps '{b[0]}'")
-
-
-def crosses(p, q, box, pad):
-    """Whether segment p-q, drawn `pad` px wide on either side, meets the box
-    (shrunk by SLACK): Liang-Barsky on the box grown by pad."""
-    x0, y0, x1, y1 = box[1] + SLACK - pad, box[2] + SLACK - pad, box[3] - SLACK + pad, box[4] - SLACK + pad
-    t0, t1 = 0.0, 1.0
-    dx, dy = q[0] - p[0], q[1] - p[1]
-    for den, gap in ((-dx, p[0] - x0), (dx, x1 - p[0]), (-dy, p[1] - y0), (dy, y1 - p[1])):
-        if den == 0:
-            if gap < 0:
-                return False
-            continue
-        t = gap / den
-        if den < 0:
-            t0 = max(t0, t)
-        else:
-            t1 = min(t1, t)
-        if t0 > t1:
-            return False
-    return True
-
-
-# An arrowhead (svg.hpp's marker: 10 units at 0.7 stroke widths, tip 1 unit
-# past the line's end) is a segment along the last 9 units with half its 5
-# units of half-width on either side.
-for n, cls, x1, y1, x2, y2, stroke in lines:
-    if "/ag4/" in svgs[n]:
-        continue
-    length = max(1e-9, ((x2 - x1) ** 2 + (y2 - y1) ** 2) ** 0.5)
-    unit = 0.7 * stroke
-    ux, uy = (x2 - x1) / length, (y2 - y1) / length
-    parts = [((x1, y1), (x2, y2), stroke / 2)]
-    if cls == "msg":
-        parts.append(((x2 - 9 * unit * ux, y2 - 9 * unit * uy), (x2 + unit * ux, y2 + unit * uy),
-                      2.5 * unit))
-    for text in by_svg.get(n, []):
-        # An arrow's own label sits beside it, so it is tested against lines too.
-        if any(crosses(p, q, text, pad) for p, q, pad in parts):
-            check(False, f"{svgs[n]}: '{text[0]}' crosses the {cls} "
-                  f"{x1:.0f},{y1:.0f}-{x2:.0f},{y2:.0f}")
+        for k in range(4)] + [os.path.join(d, "desc", f"step-{k}.svg") for k in range(12)] + [
+            os.path.join(d, sub, f"step-{k}.svg") for sub, steps in four.items()
+            for k in range(steps)]
+failures += layout.problems(chromium, svgs, d)
 
 if failures:
     print("\n".join(failures))

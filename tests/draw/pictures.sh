@@ -17,7 +17,12 @@ trap 'rm -rf "$dir"' EXIT
 "$hcube" draw allgather --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/dc.html" >/dev/null
 "$hcube" draw scatter --algo binomial --dim 3 --out "$dir/sc.html" --svg-dir "$dir/sc" >/dev/null
 "$hcube" draw broadcast --algo binomial --dim 3 --svg-dir "$dir/bc" >/dev/null
+# 4-cubes: two cubes side by side.
 "$hcube" draw allgather --algo hypercube --dim 4 --svg-dir "$dir/ag4" >/dev/null
+"$hcube" draw broadcast --algo binomial --dim 4 --svg-dir "$dir/bc4" >/dev/null
+"$hcube" draw reduce --algo binomial --dim 4 --svg-dir "$dir/rd4" >/dev/null
+"$hcube" draw scan --algo hypercube --dim 4 --svg-dir "$dir/scan4" >/dev/null
+"$hcube" draw scatter --algo binomial --dim 4 --svg-dir "$dir/sc4" >/dev/null
 "$hcube" draw reduce-scatter --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/rs.html" >/dev/null
 "$hcube" draw alltoall --algo dimension-exchange --dim 3 --executor threads --svg-dir "$dir/a2a" >/dev/null
 # Fibers draw what threads draw.

@@ -272,6 +272,37 @@ TEST_CASE("alltoall shows every block a node holds in the middle steps (Figures 
     CHECK(w.steps[3].labels[0] == "{0,0} {1,0} {2,0} {3,0}");
 }
 
+TEST_CASE("4-cube labels write runs, progressions and products; the lists have them in full") {
+    // Figure 4.20's states on a 4-cube: after step k node i holds {s,t} for
+    // the s that agree with i from bit k up (a run) and the t that agree with
+    // i below bit k (a progression of step 2^k).
+    const algorithm_steps s = record_steps(params("alltoall", "dimension-exchange", 4));
+    REQUIRE(s.steps.size() == 5);
+    CHECK(s.steps[0].labels[5] == "{5→0..15}");
+    CHECK(s.steps[1].labels[0] == "{0,1→0,2,4..14}");
+    CHECK(s.steps[2].labels[6] == "{4..7→2,6,10,14}");
+    CHECK(s.steps[4].labels[5] == "{0..15→5}");
+    std::string full;
+    for (const int src : {0, 1})
+        for (int dst = 0; dst < 16; dst += 2)
+            full += (full.empty() ? "" : " ") + fmt::format("{{{},{}}}", src, dst);
+    CHECK(s.steps[1].lists[0] == full);
+    // What an arrow brings: the half for the other subcube, in full in the list.
+    for (std::size_t m = 0; m < s.steps[1].messages.size(); ++m)
+        if (s.report.trace[s.steps[1].messages[m]].from == 0) {
+            CHECK(s.steps[1].carried[m] == "{0→1,3,5..15}");
+            CHECK(s.steps[1].carried_lists[m] ==
+                  "{0,1} {0,3} {0,5} {0,7} {0,9} {0,11} {0,13} {0,15}");
+        }
+    const algorithm_steps a = record_steps(params("allgather", "hypercube", 4));
+    CHECK(a.steps[1].labels[2] == "(2,3)");
+    CHECK(a.steps[1].lists[2].empty()); // nothing abbreviated
+    CHECK(a.steps[2].labels[2] == "(0..3)");
+    CHECK(a.steps[4].labels[9] == "(0..15)");
+    CHECK(a.steps[4].lists[9] == "(0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15)");
+    CHECK(record_steps(params("scan", "hypercube", 4)).steps[4].labels[15] == "[0..15]");
+}
+
 TEST_CASE("memory tables of d-cycles allgather are seed 002's Figure 8") {
     run_params p = params("allgather", "d-cycles", 3, 3);
     p.ports = port_model::all_port;
@@ -473,6 +504,34 @@ TEST_CASE("record_steps refuses what it cannot draw") {
                          doctest::Contains("up to M = 64 elements"), usage_error);
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "nonesuch", 3)),
                          doctest::Contains("unknown algorithm"), usage_error);
+    // all-port alltoall keeps its blocks in buffers record_steps does not see.
+    run_params a = params("alltoall", "all-port", 3);
+    a.ports = port_model::all_port;
+    CHECK_THROWS_WITH_AS(record_steps(a), doctest::Contains("no picture for alltoall all-port"),
+                         usage_error);
+}
+
+TEST_CASE("the all-port trees and the d-cycles allreduce are drawn, their results from the run") {
+    const auto last = [](std::string op, std::string algo) {
+        run_params p = params(op, algo, 3, 3);
+        p.ports = port_model::all_port;
+        return record_steps(p).steps.back().labels;
+    };
+    const auto all = [](const std::string& l) { return std::vector<std::string>(8, l); };
+    std::vector<std::string> own;
+    for (int i = 0; i < 8; ++i)
+        own.push_back(fmt::format("({})", i));
+    for (const std::string trees : {"rotated-trees", "edge-disjoint-trees"}) {
+        CHECK(last("broadcast", trees) == all("(0)"));
+        CHECK(last("reduce", trees)[0] == "[0..7]");
+    }
+    CHECK(last("scatter", "rotated-trees") == own);
+    // The rotated trees start on all three links of the root at once.
+    run_params b = params("broadcast", "rotated-trees", 3, 3);
+    b.ports = port_model::all_port;
+    CHECK(record_steps(b).steps[1].messages.size() == 3);
+    CHECK(last("gather", "rotated-trees")[0] == "(0,1,2,3,4,5,6,7)");
+    CHECK(last("allreduce", "d-cycles") == all("[0..7]"));
 }
 
 TEST_CASE("a deadlock gives a wait-for graph: one arrow per blocked node, on its link") {

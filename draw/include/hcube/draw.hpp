@@ -53,9 +53,14 @@ std::vector<std::size_t> critical_path(const run_report& r);
 // step and the label of every node after it, read from the node's buffers
 // (the algorithm ran on symbolic elements that name their origin).
 struct step_state {
-    std::vector<std::size_t> messages;            // indices into report.trace sent in this step
-    std::vector<std::string> carried;             // per message: what it brought its receiver
-    std::vector<std::string> labels;              // per node: "(0,1,2,3)", "[0..3]", ...
+    std::vector<std::size_t> messages; // indices into report.trace sent in this step
+    std::vector<std::string> carried;  // per message: what it brought its receiver
+    std::vector<std::string> labels;   // per node: "(0,1,2,3)", "[0..3]", ...
+    // From 4-cubes on, labels write many blocks as runs, (0,2,4..14), and
+    // pairs as products, {0..1→0,2,4..14}; these lists have them in full
+    // (the pictures' tooltips), or are empty where the label is.
+    std::vector<std::string> lists;               // per node
+    std::vector<std::string> carried_lists;       // per message
     std::vector<std::vector<std::string>> memory; // tables: per node, per location
 };
 
