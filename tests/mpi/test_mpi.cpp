@@ -168,11 +168,10 @@ void routed_all_to_all(node& me, std::vector<long>& sums) {
 
 } // namespace
 
-// Single-port only: under the all-port model this program's in-process
-// arrivals vary from run to run (docs/mpi.md, what is left).
 TEST_CASE("routed messages cross ranks: the emulator's arrivals, congestion and data") {
-    {
-        config c{.dim = 3};
+    for (port_model ports : {port_model::single_port, port_model::all_port}) {
+        CAPTURE(to_string(ports));
+        config c{.dim = 3, .ports = ports};
         c.cost = {3, 1}; // long messages hold links: congestion
         machine here(c), net(over_mpi(c));
         std::vector<long> want(8), got(8);
