@@ -353,12 +353,11 @@ machine::machine(config cfg)
     }
     // The links with an end on a local node: over MPI a rank holds its
     // subcube's, not the machine's.
-    const auto local = [&](int i) { return i >= m.local_begin && i < m.local_end; };
     const std::size_t capacity = std::max<std::size_t>(cfg.link_capacity, 1);
     m.with_links([&]<class L>(std::type_identity<L>) {
         m.links.build<L>(std::size_t(m.p) * d, capacity, [&](std::size_t l) {
             const int from = int(l / std::size_t(d)), k = int(l % std::size_t(d));
-            return local(from) || local(from ^ (1 << k));
+            return m.is_local(from) || m.is_local(from ^ (1 << k));
         });
     });
     const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
@@ -366,7 +365,7 @@ machine::machine(config cfg)
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
         s.sent.resize(d);
-        if (!local(i)) continue;
+        if (!m.is_local(i)) continue;
         m.with_links([&]<class L>(std::type_identity<L>) {
             for (int k = 0; k < d; ++k) {
                 s.out.push_back(&m.out_link<L>(i, k));
@@ -406,7 +405,7 @@ int machine::ranks() const noexcept {
 }
 
 bool machine::is_local(int node) const noexcept {
-    return node >= state_->local_begin && node < state_->local_end;
+    return state_->is_local(node);
 }
 
 bool machine::on_every_rank(bool b) {

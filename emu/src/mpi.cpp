@@ -210,7 +210,7 @@ public:
         last_.clear();
         shadows_.clear();
         early_.clear();
-        routed_sent_ = routed_arrived_ = 0;
+        routed_shipped_ = routed_received_ = 0;
     }
 
     bool routed_used() const noexcept override { return used_.load(std::memory_order_acquire); }
@@ -219,15 +219,15 @@ public:
     // itself if it is the receiver's rank, else a copy without the data (a
     // shadow) that it places in the receiver's stead.
     void submit_routed(routed_message& msg, vclock bound) override {
-        const bool here = local(msg.dest);
+        const bool here = m_.is_local(msg.dest);
         const int to = rank_of(msg.dest);
         {
             std::lock_guard lock(routed_mu_);
-            ++routed_sent_;
-            if (here) ++routed_arrived_;
-            if (!here)
+            if (!here) {
+                ++routed_shipped_;
                 queue_routed(header_of(data_routed_kind, msg, bound), msg.data.data(),
                              msg.data.size(), to);
+            }
             if (rank_ != 0 && to != 0)
                 queue_routed(header_of(submit_kind, msg, bound), nullptr, 0, 0);
         }
@@ -302,14 +302,14 @@ public:
                             MPI_INT64_T, MPI_MAX, comm_),
               "MPI_Allreduce");
         std::vector<std::uint64_t> counts;
-        counts.reserve(2 * r.links.size() + 1);
+        counts.reserve(2 * r.links.size() + 4);
         for (const link_stats& l : r.links) {
             counts.push_back(l.messages);
             counts.push_back(l.bytes);
         }
         counts.push_back(r.routed_messages); // rank 0's router counted them all
-        counts.push_back(routed_sent_);
-        counts.push_back(routed_arrived_);
+        counts.push_back(routed_shipped_);
+        counts.push_back(routed_received_);
         counts.push_back(here);
         check(MPI_Allreduce(MPI_IN_PLACE, counts.data(), int(counts.size()), MPI_UINT64_T, MPI_SUM,
                             comm_),
@@ -317,7 +317,8 @@ public:
         for (std::size_t i = 0; i < r.links.size(); ++i)
             r.links[i] = {counts[2 * i], counts[2 * i + 1]};
         r.routed_messages = counts[counts.size() - 4];
-        // Routed messages sent and never arrived anywhere: undelivered too.
+        // Routed messages shipped to another rank and never received there:
+        // undelivered too.
         counts.back() += counts[counts.size() - 3] - counts[counts.size() - 2];
         auto events = std::uint64_t(r.congestion.size());
         check(MPI_Bcast(&events, 1, MPI_UINT64_T, 0, comm_), "MPI_Bcast");
@@ -489,12 +490,10 @@ private:
 
     void retire_sends(bool all) {
         while (!sends_.empty()) {
-            int done = 0;
             if (all)
                 check(MPI_Wait(&sends_.front().request, MPI_STATUS_IGNORE), "MPI_Wait");
-            else
-                check(MPI_Test(&sends_.front().request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-            if (!all && !done) return;
+            else if (!completed(sends_.front().request))
+                return;
             sends_.pop_front();
         }
     }
@@ -785,7 +784,7 @@ private:
         }
         {
             std::lock_guard lock(routed_mu_);
-            ++routed_arrived_;
+            ++routed_received_;
         }
         if (rank_ == 0) route(*msg, h.bound);
         m_.wake(d);
@@ -812,7 +811,6 @@ private:
     }
 
     int rank_of(int node) const noexcept { return node >> inner_; }
-    bool local(int node) const noexcept { return node >= m_.local_begin && node < m_.local_end; }
     std::size_t index_of(int local_node, int dim) const noexcept {
         const int outer = m_.cfg.dim - inner_;
         return std::size_t(local_node - m_.local_begin) * std::size_t(outer) +
@@ -843,7 +841,7 @@ private:
     // Placements that came before their data, by (receiver, source, seq);
     // progress() only.
     std::map<std::tuple<int, int, std::uint64_t>, vclock> early_;
-    std::uint64_t routed_sent_ = 0, routed_arrived_ = 0; // by this rank's nodes, to them
+    std::uint64_t routed_shipped_ = 0, routed_received_ = 0; // to and from other ranks
 
     // Forced placements; progress() only.
     static constexpr auto wave_gap = std::chrono::microseconds(200);

@@ -702,7 +702,7 @@ void node::send_routed_bytes(int dest, bytes_view out) {
                              std::int64_t(s_->calls.size()) - 1});
     node_state& d = m.nodes[dest];
     // Over MPI a message to another rank's node is shipped from here.
-    const bool local_dest = dest >= m.local_begin && dest < m.local_end;
+    const bool local_dest = m.is_local(dest);
     routed_message shipped;
     routed_message* msg = &shipped;
     {

@@ -269,6 +269,7 @@ struct machine_state {
     // The nodes this process runs: all of them, or with the MPI backend this
     // rank's subcube; `net` carries the links to the others (remote.hpp).
     int local_begin = 0, local_end = 1;
+    bool is_local(int node) const noexcept { return node >= local_begin && node < local_end; }
     std::unique_ptr<remote> net;
     // Over MPI with one node per rank and threads: the caller of run() runs
     // that node itself, which then moves its own messages and never parks
@@ -330,7 +331,7 @@ struct machine_state {
     // empties it.
     void wake_each(std::vector<int>& ids) const noexcept {
         for (const int n : ids)
-            if (n >= local_begin && n < local_end)
+            if (is_local(n))
                 wake(nodes[n]);
             else
                 net->placed_remote(n);
