@@ -1,6 +1,7 @@
 // hcube calibrate: this machine's t_s and t_w for an executor and a link
 // implementation (hcube_driver's calibration.hpp), printed with the fit's
 // quality and saved for `hcube run --cost calibrated`.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,8 @@
 #include <hcube/catalog.hpp>
 #include <hcube/cli/args.hpp>
 #include <hcube/driver/calibration.hpp>
+#include <hcube/driver/collective_bench.hpp>
+#include <hcube/error.hpp>
 
 #include "commands.hpp"
 #include "options.hpp"
@@ -27,7 +30,29 @@ struct calibrate_command {
     std::vector<std::size_t> words = cal::default_words();
     std::string file;
     bool json = false;
+    // The collectives' table (microbench::survey_fastest); no ops: none.
+    std::vector<std::string> ops;
+    std::vector<int> dims{2, 3, 4, 5, 6};
+    std::vector<std::size_t> op_words{1, 16, 256, 4096, 65536};
+    double op_seconds = 0.05;
 };
+
+// Every operation with two or more algorithms: those `auto` chooses among.
+std::vector<std::string> default_ops() {
+    std::vector<std::string> ops;
+    const catalog& c = builtin_catalog();
+    for (const std::string& op : c.ops())
+        if (c.algorithms(op).size() >= 2) ops.push_back(op);
+    return ops;
+}
+
+// The runner-up's name and median: what the fastest won against.
+std::pair<std::string, double> runner_up(const measured_fastest& f) {
+    std::pair<std::string, double> r{"-", 0};
+    for (const auto& [algo, s] : f.median_seconds)
+        if (algo != f.algo && (r.first == "-" || s < r.second)) r = {algo, s};
+    return r;
+}
 
 void print_text(const cal::measurement& m, const std::string& file, int samples) {
     const cal::fit& f = m.result.costs;
@@ -48,6 +73,12 @@ void print_text(const cal::measurement& m, const std::string& file, int samples)
     fmt::print("saved to {} as {}\n", file, cal::key(m.result.executor, m.result.links));
 }
 
+void print_point(const measured_fastest& f) {
+    const auto [second, second_s] = runner_up(f);
+    fmt::print("  {:<15} {:>3} {:>9} {:<26} {:>11} {:<26} {:>11}\n", f.op, f.dim, f.bytes, f.algo,
+               number(f.median_seconds.at(f.algo) * 1e6, 4), second, number(second_s * 1e6, 4));
+}
+
 void print_json(const cal::measurement& m, const std::string& file, int samples) {
     const cal::fit& f = m.result.costs;
     json j = {
@@ -61,11 +92,23 @@ void print_json(const cal::measurement& m, const std::string& file, int samples)
         {"samples", samples},
         {"file", file},
         {"points", json::array()},
+        {"fastest", json::array()},
     };
     for (const cal::point& p : m.points)
         j["points"].push_back({{"words", json_number(p.words)},
                                {"seconds", json_number(p.seconds)},
                                {"fitted", json_number(f.t_s + f.t_w * p.words)}});
+    for (const measured_fastest& p : m.result.fastest) {
+        json medians = json::object();
+        for (const auto& [algo, s] : p.median_seconds)
+            medians[algo] = json_number(s);
+        j["fastest"].push_back({{"op", p.op},
+                                {"ports", to_string(p.ports)},
+                                {"dim", p.dim},
+                                {"bytes", p.bytes},
+                                {"algo", p.algo},
+                                {"median_seconds", medians}});
+    }
     fmt::print("{}\n", json_line(j));
 }
 
@@ -74,13 +117,38 @@ int calibrate(const calibrate_command& c) {
     if (c.words.size() < 2)
         throw usage_error("--words needs at least two sizes to separate t_s from t_w");
     const std::string file = c.file.empty() ? cal::default_path() : c.file;
-    const cal::measurement m = cal::measure(machine_config(c.params), c.words, c.timing.iterations,
-                                            c.timing.seconds, c.timing.samples);
+    cal::measurement m = cal::measure(machine_config(c.params), c.words, c.timing.iterations,
+                                      c.timing.seconds, c.timing.samples);
+    // The survey's runs predict with the new t_s and t_w: save them first.
     cal::save(m.result, file);
-    if (c.json)
-        print_json(m, file, c.timing.samples);
-    else
-        print_text(m, file, c.timing.samples);
+    if (!c.json) print_text(m, file, c.timing.samples);
+    if (!c.ops.empty()) {
+        microbench::collective_setup s;
+        s.params = c.params;
+        s.params.executor = m.result.executor;
+        s.params.links = m.result.links;
+        s.words = c.op_words;
+        s.seconds = c.op_seconds;
+        s.samples = c.timing.samples;
+        s.calibration_file = file;
+        if (!c.json)
+            fmt::print(
+                "# auto --cost calibrated follows these: the algorithm with the least median "
+                "wall time per call at each point (--ops none skips them)\n# {:<15} {:>3} "
+                "{:>9} {:<26} {:>11} {:<26} {:>11}\n",
+                "op", "dim", "bytes", "fastest", "median_us", "runner-up", "median_us");
+        microbench::survey found = microbench::survey_fastest(
+            s, c.ops, c.dims,
+            c.json ? std::function<void(const measured_fastest&)>{} : print_point);
+        m.result.fastest = std::move(found.fastest);
+        cal::save(m.result, file);
+        if (!c.json) {
+            for (const std::string& why : found.skipped)
+                fmt::print("# skipped {}\n", why);
+            fmt::print("saved {} points to {}\n", m.result.fastest.size(), file);
+        }
+    }
+    if (c.json) print_json(m, file, c.timing.samples);
     return exit_ok;
 }
 
@@ -108,7 +176,32 @@ action add_calibrate(CLI::App& hcube) {
         "$XDG_CACHE_HOME/hcube/calibration.json, else ~/.cache/hcube/calibration.json); one "
         "entry per executor and links, others kept")
         ->type_name("PATH");
-    app.add_flag("--json", c->json, "one JSON object: the fit and every point");
+    app.add_flag("--json", c->json, "one JSON object: the fit, every point and the fastest table");
+    c->ops = default_ops();
+    add_value(
+        app, "--ops",
+        [c](const std::string& v) {
+            c->ops = v == "none" ? std::vector<std::string>{} : split(v);
+            for (const std::string& op : c->ops)
+                if (builtin_catalog().algorithms(op).empty())
+                    throw usage_error("--ops: unknown operation '" + op + "'");
+        },
+        "the operations whose algorithms are timed against each other for auto --cost "
+        "calibrated (default: every operation with two or more; none: only t_s and t_w)")
+        ->type_name("LIST");
+    add_value(
+        app, "--dims", [c](const std::string& v) { c->dims = parse_dims("--dims", v, max_dim); },
+        "their dimensions, e.g. 2-6 (default) or 3,5")
+        ->type_name("LIST");
+    add_numbers(app, "--op-words", c->op_words, std::size_t{1}, std::size_t{1} << 24,
+                "integers in 1..2^24",
+                "their sizes, the catalog's m in int32 words (default "
+                "1,16,256,4096,65536)")
+        ->type_name("LIST");
+    add_number(app, "--op-seconds", c->op_seconds, 1e-6, 3600.0,
+               "a number of seconds in 1e-6..3600",
+               "time per algorithm and point, over --samples samples (default 0.05)")
+        ->type_name("S");
     app.footer("The machine may be shared: calibrate on a quiet one, or the fit says so (a "
                "low R^2, large residuals).");
     return [c] { return calibrate(*c); };

@@ -91,7 +91,9 @@ std::string executor_text(const run_params& p, const run_outcome& o) {
         stack % 1024 ? fmt::format("{}-byte", stack) : fmt::format("{} KiB", stack >> 10));
 }
 
-void print_text(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
+// basis: why auto chose e (catalog::choice_basis), empty when named.
+void print_text(const run_params& p, const algorithm_entry& e, const run_outcome& o,
+                const std::string& basis) {
     const run_report& r = o.report;
     const auto row = [](std::string_view label, std::string_view text) {
         fmt::print("  {:<20}{}\n", label, text);
@@ -105,6 +107,7 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     for (const auto& [name, value] : p.options)
         header += fmt::format(", --{} {}", name, value);
     fmt::print("{}\n", header);
+    if (!basis.empty()) row("auto chose", fmt::format("{}: {}", e.algo, basis));
     row("verified", o.verified ? "yes" : "no");
     row("virtual time", number(r.virtual_time));
     if (p.cost.t_w == 0)
@@ -214,6 +217,7 @@ int run(run_command& c) {
     }
     // run_algorithm resolved `auto` and filled the option defaults; redo that
     // here (cheap, deterministic) to print what ran.
+    const std::string basis = p.algo == "auto" ? builtin_catalog().choice_basis(p) : "";
     p = resolved(p);
     const algorithm_entry& e = resolve_algorithm(p);
     if (o.rank != 0) return o.verified ? exit_ok : exit_failed; // rank 0 speaks for the job
@@ -221,7 +225,7 @@ int run(run_command& c) {
     if (c.json)
         fmt::print("{}\n", json_line(run_json(p, e, o)));
     else
-        print_text(p, e, o);
+        print_text(p, e, o, basis);
     return o.verified ? exit_ok : exit_failed;
 }
 
@@ -282,6 +286,7 @@ action add_run(CLI::App& hcube) {
             run_params& p = c->params;
             p.cost = calibration::calibrated(p.executor, p.links, elem_bytes(p.type));
             p.cores = calibration::usable_cores();
+            p.measured = calibration::measured_fastest_table(p.executor, p.links);
         }
         return run(*c);
     };

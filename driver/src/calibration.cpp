@@ -123,6 +123,16 @@ void save(const entry& e, const std::string& path) {
         {"points", e.costs.points},
         {"measured", e.measured},
     };
+    if (!e.fastest.empty()) {
+        json& table = all[key(e.executor, e.links)]["fastest"] = json::array();
+        for (const measured_fastest& f : e.fastest)
+            table.push_back({{"op", f.op},
+                             {"ports", to_string(f.ports)},
+                             {"dim", f.dim},
+                             {"bytes", f.bytes},
+                             {"algo", f.algo},
+                             {"median_seconds", f.median_seconds}});
+    }
     const std::filesystem::path file(path);
     std::error_code ec;
     if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path(), ec);
@@ -137,7 +147,7 @@ std::optional<entry> load(const std::string& path, executor_kind e, link_impl l)
     const auto it = all.find(key(e, l));
     if (it == all.end()) return std::nullopt;
     try {
-        entry c{e, l, {}, it->at("measured").get<std::string>()};
+        entry c{e, l, {}, it->at("measured").get<std::string>(), {}};
         c.costs.t_s = it->at("t_s").get<double>();
         c.costs.t_w = it->at("t_w").get<double>() * double(word_bytes) /
                       double(it->at("word_bytes").get<std::size_t>());
@@ -146,6 +156,15 @@ std::optional<entry> load(const std::string& path, executor_kind e, link_impl l)
         c.costs.points = it->at("points").get<std::size_t>();
         if (!(c.costs.t_s >= 0) || !(c.costs.t_w >= 0) || !std::isfinite(c.costs.t_s + c.costs.t_w))
             throw error("t_s and t_w must be finite numbers >= 0");
+        if (const auto table = it->find("fastest"); table != it->end())
+            for (const json& f : *table) {
+                const auto ports = parse_port_model(f.at("ports").get<std::string>());
+                if (!ports) throw error("fastest: unknown port model " + f.at("ports").dump());
+                c.fastest.push_back({f.at("op").get<std::string>(), *ports, f.at("dim").get<int>(),
+                                     f.at("bytes").get<std::size_t>(),
+                                     f.at("algo").get<std::string>(),
+                                     f.at("median_seconds").get<std::map<std::string, double>>()});
+            }
         return c;
     } catch (const std::exception& x) {
         throw error("calibration file " + path + ", " + key(e, l) + ": " + x.what() +
@@ -170,6 +189,14 @@ cost_model calibrated(executor_kind e, link_impl l, std::size_t elem_bytes,
                           ": run `hcube calibrate --executor " + std::string(to_string(exec)) +
                           " --links " + std::string(to_string(links)) + "` first");
     return {c->costs.t_s, c->costs.t_w * double(elem_bytes) / double(word_bytes), 0};
+}
+
+std::shared_ptr<const measured_table> measured_fastest_table(executor_kind e, link_impl l,
+                                                             const std::string& path) {
+    const auto [exec, links] = resolve(e, l);
+    std::optional<entry> c = load(path, exec, links);
+    if (!c || c->fastest.empty()) return nullptr;
+    return std::make_shared<const measured_table>(std::move(c->fastest));
 }
 
 int usable_cores() {

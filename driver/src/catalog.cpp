@@ -115,15 +115,41 @@ std::string human_bytes(double bytes) {
 
 } // namespace
 
+namespace {
+
+bool fits(const algorithm_entry& e, const run_params& p) {
+    const run_params q = with_defaults(e, p);
+    return e.unfit(q).empty() && (p.link_capacity || buffered_links_need(e, q).empty());
+}
+
+// The measured point auto --cost calibrated follows: p's operation, port
+// model and dimension at the size nearest p's bytes (log scale, the smaller
+// on a tie), and only when its fastest algorithm fits p; null otherwise.
+const measured_fastest* measured_choice(const catalog& c, const run_params& p) {
+    if (!p.measured) return nullptr;
+    const double bytes = std::log2(double(std::max<std::size_t>(1, p.words * elem_bytes(p.type))));
+    const measured_fastest* best = nullptr;
+    double best_gap = 0;
+    for (const measured_fastest& f : *p.measured) {
+        if (f.op != p.op || f.ports != p.ports || f.dim != p.dim) continue;
+        const double gap = std::fabs(std::log2(double(std::max<std::size_t>(1, f.bytes))) - bytes);
+        if (!best || gap < best_gap || (gap == best_gap && f.bytes < best->bytes))
+            best = &f, best_gap = gap;
+    }
+    const algorithm_entry* e = best ? c.find(p.op, best->algo) : nullptr;
+    return e && fits(*e, p) ? best : nullptr;
+}
+
+} // namespace
+
 const algorithm_entry* catalog::choose(const run_params& p) const {
     if (p.cores > 0) {
+        if (const measured_fastest* f = measured_choice(*this, p)) return find(p.op, f->algo);
         const algorithm_entry* best = nullptr;
         double best_time = 0;
         for (const algorithm_entry* e : algorithms(p.op)) {
-            const run_params q = with_defaults(*e, p);
-            if (!e->unfit(q).empty() || (!p.link_capacity && !buffered_links_need(*e, q).empty()))
-                continue;
-            const double t = predicted_wall_time(*e, q);
+            if (!fits(*e, p)) continue;
+            const double t = predicted_wall_time(*e, with_defaults(*e, p));
             if (!best || t < best_time) best = e, best_time = t;
         }
         return best;
@@ -132,6 +158,15 @@ const algorithm_entry* catalog::choose(const run_params& p) const {
     if (table == auto_.end()) return nullptr;
     const algorithm_record* r = cheapest(table->second, shape_of(p));
     return r ? find(p.op, r->name) : nullptr;
+}
+
+std::string catalog::choice_basis(const run_params& p) const {
+    if (p.cores <= 0) return "the least closed-form cost (seed 000, Table 4.1)";
+    if (const measured_fastest* f = measured_choice(*this, p))
+        return "measured fastest here at dim " + std::to_string(f->dim) +
+               ", m = " + std::to_string(f->bytes) + " bytes (hcube calibrate)";
+    return "the least predicted wall time on " + std::to_string(p.cores) +
+           " cores (calibrated t_s, t_w; docs/cost-model.md)";
 }
 
 std::string catalog::unfit_reasons(const run_params& p) const {

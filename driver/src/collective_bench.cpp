@@ -66,6 +66,7 @@ collective_table run_collective(const collective_setup& s) {
         s.calibration_file.empty() ? calibration::default_path() : s.calibration_file;
     base.cost = calibration::calibrated(base.executor, base.links, elem_bytes(base.type), file);
     base.cores = calibration::usable_cores();
+    base.measured = calibration::measured_fastest_table(base.executor, base.links, file);
     machine m(machine_config(base));
     collective_table t;
     t.machine = m.cfg();
@@ -110,6 +111,45 @@ collective_table run_collective(const collective_setup& s) {
     t.agreement = t.compared_sizes ? double(agreed) / t.compared_sizes
                                    : std::numeric_limits<double>::quiet_NaN();
     return t;
+}
+
+survey survey_fastest(collective_setup s, const std::vector<std::string>& ops,
+                      const std::vector<int>& dims,
+                      const std::function<void(const measured_fastest&)>& measured) {
+    const std::vector<std::size_t> sizes = s.words;
+    s.params.algo = "all";
+    survey out;
+    for (const std::string& op : ops)
+        for (const int dim : dims)
+            for (const std::size_t words : sizes) {
+                s.params.op = op;
+                s.params.dim = dim;
+                s.words = {words};
+                // Time only where auto has a choice.
+                const auto fitting = std::ranges::count_if(
+                    builtin_catalog().algorithms(op), [&](const algorithm_entry* e) {
+                        return e->unfit(params_of(*e, s.params, words)).empty();
+                    });
+                if (fitting < 2) continue;
+                collective_table t;
+                try {
+                    t = run_collective(s);
+                } catch (const usage_error& e) {
+                    out.skipped.push_back(op + " at dim " + std::to_string(dim) +
+                                          ", m = " + std::to_string(words) + ": " + e.what());
+                    continue;
+                }
+                if (t.rows.size() < 2) continue;
+                measured_fastest f{op, s.params.ports, dim, words * elem_bytes(s.params.type), "",
+                                   {}};
+                for (const collective_row& r : t.rows) {
+                    f.median_seconds[r.algo] = r.seconds.median;
+                    if (r.fastest) f.algo = r.algo;
+                }
+                if (measured) measured(f);
+                out.fastest.push_back(std::move(f));
+            }
+    return out;
 }
 
 } // namespace hcube::microbench

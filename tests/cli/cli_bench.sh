@@ -132,7 +132,9 @@ usage_error "allport at d = 6 with 67108864-byte messages needs 122880 MiB of bu
 # hcube calibrate: the fit and its points as JSON, the file it writes, and
 # hcube run --cost calibrated reading it. The tests never touch $HOME.
 export HCUBE_CALIBRATION=$tmp/calibration.json
-json=$("$hcube" calibrate --json --words 1,64,4096 "${quick[@]:0:4}") ||
+survey=(--dims 2 --op-seconds 0.002)
+json=$("$hcube" calibrate --json --words 1,64,4096 --ops alltoall --op-words 1,4 "${survey[@]}" \
+    "${quick[@]:0:4}") ||
     fail "calibrate --json: exit status $?"
 printf '%s\n' "$json" >"$tmp/calibrate.json"
 python3 - "$tmp/calibrate.json" "$HCUBE_CALIBRATION" <<'PY' || fail "calibrate --json: $json"
@@ -140,7 +142,7 @@ import json, sys
 close = lambda a, b: abs(a - b) <= 1e-13 * b  # stdout has 15 digits, the file all
 j = json.load(open(sys.argv[1]))
 assert list(j) == ["executor", "links", "t_s", "t_w", "word_bytes", "r2", "worst_residual",
-                   "samples", "file", "points"], list(j)
+                   "samples", "file", "points", "fastest"], list(j)
 assert (j["executor"], j["links"], j["word_bytes"], j["file"]) == ("threads", "ring", 4,
                                                                     sys.argv[2]), j
 assert j["t_s"] >= 0 and j["t_w"] >= 0 and j["t_s"] + j["t_w"] > 0, j
@@ -152,13 +154,40 @@ for p in j["points"]:
 saved = json.load(open(sys.argv[2]))["threads+ring"]
 assert close(j["t_s"], saved["t_s"]) and close(j["t_w"], saved["t_w"]), saved
 assert saved["points"] == 3, saved
+# The survey: alltoall at d = 2, m = 1 and 4 words, every single-port
+# algorithm timed, the fastest the least median, as saved.
+assert [(f["op"], f["ports"], f["dim"], f["bytes"]) for f in j["fastest"]] == [
+    ("alltoall", "single-port", 2, 4), ("alltoall", "single-port", 2, 16)], j["fastest"]
+for f in j["fastest"]:
+    medians = f["median_seconds"]
+    assert sorted(medians) == ["dimension-exchange", "pairwise", "ring"], f
+    assert f["algo"] == min(medians, key=medians.get) and min(medians.values()) > 0, f
+assert [{**f, "median_seconds": None} for f in saved["fastest"]] == \
+    [{**f, "median_seconds": None} for f in j["fastest"]], saved
 PY
-out=$("$hcube" calibrate --links boost --words 1,16 "${quick[@]:0:4}") ||
-    fail "calibrate --links boost: exit status $?"
+out=$("$hcube" calibrate --links boost --words 1,16 --ops allgather --op-words 1 "${survey[@]}" \
+    "${quick[@]:0:4}") || fail "calibrate --links boost: exit status $?"
 expect_line "$out" '^# hcube calibrate: threads executor, boost links' "calibrate machine line"
 expect_line "$out" '^ +16( +[0-9.e+-]+){2} +[0-9.e+-]+%$' "calibrate line of 16 words"
 expect_line "$out" '^t_w = .* s per word \(a word: int32, 4 bytes' "calibrate t_w line"
 expect_line "$out" '^fit: R\^2 = ' "calibrate fit line"
+expect_line "$out" '^# op +dim +bytes +fastest +median_us +runner-up +median_us$' \
+    "calibrate survey header"
+fastest=$(printf '%s\n' "$out" | sed -n 's/^  allgather \+2 \+4 \+\([a-z-]*\) .*/\1/p')
+[[ -n $fastest ]] || fail "calibrate survey line of allgather at d = 2: $out"
+expect_line "$out" "^saved 1 points to $HCUBE_CALIBRATION\$" "calibrate survey saved"
+# hcube run follows the survey where it measured, and says so.
+out=$("$hcube" run allgather --dim 2 --links boost --cost calibrated) ||
+    fail "run allgather --cost calibrated: $?"
+expect_line "$out" "^  auto chose +$fastest: measured fastest here at dim 2, m = 4 bytes \(hcube calibrate\)\$" \
+    "run follows the measured fastest"
+out=$("$hcube" run allgather --dim 3 --links boost --cost calibrated) ||
+    fail "run allgather --dim 3 --cost calibrated: $?"
+expect_line "$out" "^  auto chose +[a-z-]+: the least predicted wall time on [0-9]+ cores" \
+    "run without a measured point uses the model"
+out=$("$hcube" calibrate --links boost --words 1,16 --ops none "${quick[@]:0:4}") ||
+    fail "calibrate --ops none: exit status $?"
+[[ $out != *"saved 1 points"* && $out != *"# op "* ]] || fail "calibrate --ops none surveyed: $out"
 run=$("$hcube" run alltoall --dim 2 --cost calibrated --json) || fail "run --cost calibrated: $?"
 python3 -c '
 import json, sys
@@ -173,6 +202,7 @@ usage_error "--cost calibrated sets t_s and t_w; give it or --ts/--tw, not both"
     run alltoall --cost calibrated --tw 2
 usage_error "--words needs at least two sizes" calibrate --words 64
 usage_error "unknown option '--dim'" calibrate --dim 2
+usage_error "--ops: unknown operation 'bogus'" calibrate --ops allgather,bogus
 usage_error "give --iterations or --seconds, not both" calibrate --iterations 2 --seconds 1
 
 # hcube bench collective in a quick mode, with the calibration above: one

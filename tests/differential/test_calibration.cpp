@@ -180,6 +180,72 @@ TEST_CASE("auto with a calibrated model chooses the argmin of the seeds' closed 
     CHECK(choice(4, 1, c) == "dimension-exchange");
 }
 
+TEST_CASE("auto --cost calibrated follows the measured table where it fits, the model elsewhere") {
+    const temp_file f;
+    cal::entry e = known_entry();
+    // Measured at d = 3 single-port: ring for small blocks (4 bytes),
+    // pairwise for large (65536 bytes); the model prefers others there.
+    e.fastest = {{"alltoall", port_model::single_port, 3, 4, "ring", {{"ring", 1e-5}}},
+                 {"alltoall", port_model::single_port, 3, 65536, "pairwise", {{"pairwise", 2e-4}}},
+                 {"allgather", port_model::single_port, 3, 4, "mesh", {{"mesh", 3e-5}}}};
+    cal::save(e, f.path);
+    const auto back = cal::load(f.path, executor_kind::threads, link_impl::ring);
+    REQUIRE(back);
+    REQUIRE(back->fastest.size() == 3);
+    CHECK(back->fastest[1].algo == "pairwise");
+    CHECK(back->fastest[1].bytes == 65536);
+    CHECK(back->fastest[1].median_seconds.at("pairwise") == 2e-4);
+    const auto table = cal::measured_fastest_table(executor_kind::threads, link_impl::ring, f.path);
+    REQUIRE(table);
+    CHECK(!cal::measured_fastest_table(executor_kind::threads, link_impl::boost_spsc, f.path));
+
+    const auto chosen = [&](std::string op, int d, std::size_t m, port_model ports, bool measured) {
+        run_params p = test::catalog_params(std::move(op), "auto", d, m, t_s, t_w);
+        p.ports = ports;
+        p.cores = 2;
+        if (measured) p.measured = table;
+        const algorithm_entry* a = builtin_catalog().choose(p);
+        REQUIRE(a != nullptr);
+        return std::pair{a->algo, builtin_catalog().choice_basis(p)};
+    };
+    const auto sp = port_model::single_port;
+    // The nearest measured size in log scale: 1 word (4 bytes) and 8 words
+    // (32 bytes, 3 halvings from 4 and 11 from 65536) follow ring; 4096
+    // words (16384 bytes) follows pairwise.
+    for (std::size_t m : {1, 8})
+        CHECK(chosen("alltoall", 3, m, sp, true).first == "ring");
+    CHECK(chosen("alltoall", 3, 4096, sp, true).first == "pairwise");
+    CHECK(chosen("alltoall", 3, 1, sp, true).second ==
+          "measured fastest here at dim 3, m = 4 bytes (hcube calibrate)");
+    // The model decides at another dimension, another port model, and
+    // without the table; it does not pick ring for 1 word at d = 3.
+    const auto model = chosen("alltoall", 3, 1, sp, false);
+    CHECK(model.first != "ring");
+    CHECK(model.second ==
+          "the least predicted wall time on 2 cores (calibrated t_s, t_w; docs/cost-model.md)");
+    CHECK(chosen("alltoall", 4, 1, sp, true) == chosen("alltoall", 4, 1, sp, false));
+    CHECK(chosen("alltoall", 3, 1, port_model::all_port, true) ==
+          chosen("alltoall", 3, 1, port_model::all_port, false));
+    // A measured algorithm that does not fit the run is passed over: the
+    // mesh needs a square p (d = 3 is not), the ring buffered links.
+    CHECK(chosen("allgather", 3, 1, sp, true) == chosen("allgather", 3, 1, sp, false));
+    run_params p = test::catalog_params("alltoall", "auto", 3, 1, t_s, t_w);
+    p.cores = 2;
+    p.measured = table;
+    p.link_capacity = 0;
+    const algorithm_entry* a = builtin_catalog().choose(p);
+    REQUIRE(a != nullptr);
+    CHECK(a->algo != "ring");
+    CHECK(builtin_catalog().choice_basis(p).starts_with("the least predicted wall time"));
+
+    std::ofstream(f.path) << R"({"threads+ring": {"t_s": 1e-6, "t_w": 1e-9, "word_bytes": 4,
+        "r2": 1, "worst_residual": 0, "points": 2, "measured": "x",
+        "fastest": [{"op": "alltoall", "ports": "three-port", "dim": 3, "bytes": 4,
+                     "algo": "ring", "median_seconds": {}}]}})";
+    CHECK_THROWS_WITH_AS(cal::load(f.path, executor_kind::threads, link_impl::ring),
+                         doctest::Contains("fastest: unknown port model \"three-port\""), error);
+}
+
 TEST_CASE("auto on a few cores compares the work of all nodes (predicted_wall_time)") {
     // t_s = 2 us, t_w = 1 ns: a message costs as much as 2000 words.
     const auto chosen = [](std::string op, int d, std::size_t m, int cores) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +24,19 @@ std::optional<elem_type> parse_elem_type(std::string_view s) noexcept;
 constexpr std::size_t elem_bytes(elem_type t) noexcept {
     return t == elem_type::int32 ? 4 : 8;
 }
+
+// What `hcube calibrate` measured on this machine (issue 14): at one
+// operation, port model, dimension and message size, the algorithm whose
+// median wall time per call was the least, and every measured median.
+struct measured_fastest {
+    std::string op;
+    port_model ports = port_model::single_port;
+    int dim = 0;
+    std::size_t bytes = 0; // the catalog's m in bytes
+    std::string algo;
+    std::map<std::string, double> median_seconds; // by algorithm
+};
+using measured_table = std::vector<measured_fastest>;
 
 // One `hcube run` invocation. `words` is the textbook's m for the operation
 // (see README: the whole message, a node's contribution, a block, a packet).
@@ -57,6 +71,11 @@ struct run_params {
     // predicted wall times (predicted_wall_time); 0: `auto` compares the
     // seeds' closed forms (virtual time, Table 4.1).
     int cores = 0;
+    // --cost calibrated with a measured table: `auto` picks the algorithm
+    // measured fastest at this operation, port model and dimension and the
+    // nearest measured size (in log scale), when it fits; the model decides
+    // elsewhere.
+    std::shared_ptr<const measured_table> measured;
     // Operation-specific choices (--order, --index, --kernel, --schedule, ...),
     // validated against the entry's option_specs, defaults filled in.
     std::map<std::string, std::string> options;
@@ -121,9 +140,13 @@ public:
     const algorithm_entry* find(std::string_view op, std::string_view algo) const;
     // `auto`: cheapest() over the operation's auto table (the fitting record
     // with the smallest cost, the first on a tie), as the C++ `automatic`;
-    // with p.cores > 0 the fitting entry of the operation (CM-200 ones too)
-    // with the least predicted_wall_time, the first on a tie.
+    // with p.cores > 0 the measured fastest (run_params::measured) when it
+    // fits, else the fitting entry of the operation (CM-200 ones too) with
+    // the least predicted_wall_time, the first on a tie.
     const algorithm_entry* choose(const run_params& p) const;
+    // Why choose(p) picked what it picked, for the run report, e.g.
+    // "measured fastest here at dim 4, m = 65536 bytes (hcube calibrate)".
+    std::string choice_basis(const run_params& p) const;
     // Why each algorithm of p.op does not fit, "algo: reason; ...": what `auto`
     // reports when choose finds nothing.
     std::string unfit_reasons(const run_params& p) const;

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include <hcube/catalog.hpp>
 #include <hcube/config.hpp>
 
 namespace hcube::calibration {
@@ -39,12 +41,14 @@ struct fit {
 // time that is not a finite number > 0.
 fit fit_points(std::span<const point> points);
 
-// A machine's calibration: which links it measured and the fit.
+// A machine's calibration: which links it measured, the fit, and the
+// collectives' measured fastest algorithms (empty: not measured).
 struct entry {
     executor_kind executor = executor_kind::threads;
     link_impl links = link_impl::ring;
     fit costs;
     std::string measured; // UTC date and time, e.g. "2026-11-23 01:02:03"
+    measured_table fastest;
 };
 
 // "threads+ring": the key of a calibration in the file.
@@ -70,6 +74,11 @@ std::pair<executor_kind, link_impl> resolve(executor_kind e, link_impl l);
 // elem_bytes; a usage_error saying to run `hcube calibrate` when there is none.
 cost_model calibrated(executor_kind e, link_impl l, std::size_t elem_bytes,
                       const std::string& path = default_path());
+
+// The measured table of (executor, links) from the file, for
+// run_params::measured; null when the file, the key or the table is missing.
+std::shared_ptr<const measured_table>
+measured_fastest_table(executor_kind e, link_impl l, const std::string& path = default_path());
 
 // The CPUs this process may run on: run_params::cores under --cost calibrated.
 int usable_cores();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,19 @@ struct collective_table {
 // does not fit (when named), no calibration, or data beyond
 // max_buffer_bytes; error when a run does not verify.
 collective_table run_collective(const collective_setup& s);
+
+// `hcube calibrate`'s table for auto --cost calibrated: every algorithm of
+// each operation at each dimension and size (s.params.op, dim and words are
+// replaced), the least median the fastest. A point where fewer than two
+// algorithms fit is not recorded (auto has no choice there); one that cannot
+// run here (its data beyond max_buffer_bytes, a dimension beyond the
+// executor's) is skipped and named. `measured` sees each point as it is done.
+struct survey {
+    measured_table fastest;
+    std::vector<std::string> skipped;
+};
+survey survey_fastest(collective_setup s, const std::vector<std::string>& ops,
+                      const std::vector<int>& dims,
+                      const std::function<void(const measured_fastest&)>& measured = {});
 
 } // namespace hcube::microbench
