@@ -26,9 +26,11 @@ struct point {
 // right, the cube's depth), bit 3 a second cube to the right and lower: on a
 // 4-cube by 0.55 of the way across, so that the long links of dimension 3
 // pass 0.55 units below node 1 and above node 10 and their ids, and clear of
-// nodes 5 and 10 (which a slope of 0.31 would cross); on 4-cubes in a grid
-// (d = 5, 6: bit 4 a second row of them below, bit 5 a second column) by 0.5
-// units, which keeps them in their row.
+// nodes 5 and 10 (which a slope of 0.31 would cross); on 4-cubes in rows
+// (d = 5, 6: bit 4 a second row of them below, bit 5 two rows further down,
+// a screen's width) by 0.5 units, which keeps them in their row. Bit 5's
+// links pass the row between 0.19 units beside its nodes, the most the
+// 4-cube's columns leave (0.38 units apart at the least).
 struct cube_layout {
     double unit;
     std::vector<point> at;
@@ -43,13 +45,13 @@ struct cube_layout {
                : d == 4 ? 170
                         : 95) {
         const int p = 1 << d;
-        // In a grid, the labels right of node 5 and left of node 10 share a
+        // In rows, the labels right of node 5 and left of node 10 share a
         // height and the 0.78 units between them: wider labels push the
-        // second cube (and the second column of 4-cubes) to the right.
+        // second cube to the right.
         const double room = d >= 5 ? std::max(0.0, 2 * margin_x - 0.78 * unit - 20) / unit : 0;
         const point offset[6] = {{1, 0},       {0, -1},
                                  {0.62, -0.5}, {2.4 + room, d == 4 ? 0.55 * 2.4 : 0.5},
-                                 {0, 2.8},     {5.4 + 2 * room, 0}};
+                                 {0, 2.8},     {0.38, 5.6}};
         double min_x = 0, min_y = 0, max_x = 0, max_y = 0;
         for (int i = 0; i < p; ++i) {
             point q{0, 0};
@@ -109,10 +111,12 @@ box text_box(double x, double y, std::string_view anchor, double size, std::size
 }
 
 // A line text keeps off: a link, an arrow's shaft or head, with `pad` px on
+// either side (half its width and a gap), or only `tight` (half its width)
+// where nothing else is free.
 // either side (half its width and a gap).
 struct segment {
     point p, q;
-    double pad;
+    double pad, tight;
 };
 
 // Whether the segment p-q crosses box b (clipped to b's slabs, Liang-Barsky).
@@ -157,15 +161,26 @@ struct placer {
     std::vector<segment> lines; // links and the step's arrows: text keeps off them
     double shaft = 3;           // px either side of an arrow's shaft
     // How many texts and lines b meets (the page's edge counts as many).
-    std::size_t conflicts(const box& b) const {
+    std::size_t conflicts(const box& b, bool tight = false) const {
         if (b.x0 < page.x0 || b.y0 < page.y0 || b.x1 > page.x1 || b.y1 > page.y1) return 1000;
         return std::size_t(
             std::count_if(taken.begin(), taken.end(), [&](const box& o) { return b.overlaps(o); }) +
             std::count_if(lines.begin(), lines.end(), [&](const segment& l) {
-                return crosses(l.p, l.q, {b.x0 - l.pad, b.y0 - l.pad, b.x1 + l.pad, b.y1 + l.pad});
+                const double pad = tight ? l.tight : l.pad;
+                return crosses(l.p, l.q, {b.x0 - pad, b.y0 - pad, b.x1 + pad, b.y1 + pad});
             }));
     }
-    bool free(const box& b) const { return conflicts(b) == 0; }
+    bool free(const box& b, bool tight = false) const { return conflicts(b, tight) == 0; }
+    // The first of the candidates whose room(c) is free; else the first
+    // if it is free with tight gaps, else the first that is; else end.
+    template <class C, class Room>
+    auto first_free(const std::vector<C>& at, const Room& room) const {
+        auto c = std::find_if(at.begin(), at.end(), [&](const C& c) { return free(room(c)); });
+        if (c == at.end() && !at.empty() && free(room(at.front()), true)) return at.begin();
+        if (c == at.end())
+            c = std::find_if(at.begin(), at.end(), [&](const C& c) { return free(room(c), true); });
+        return c;
+    }
     // The arrow from node a to node b: its shaft (2.5 px wide) and its head
     // (svg.hpp's marker: 17.5 px long, 17.5 px wide at its base, its tip 1.75
     // px past the shaft's end), kept off as a segment 6 px either side.
@@ -173,9 +188,9 @@ struct placer {
         const auto [s, e] = arrow_ends(a, b);
         const double len = std::max(1.0, std::hypot(e.x - s.x, e.y - s.y));
         const double ux = (e.x - s.x) / len, uy = (e.y - s.y) / len;
-        lines.push_back({s, e, shaft});
+        lines.push_back({s, e, shaft, 1.5});
         lines.push_back(
-            {{e.x - 15.75 * ux, e.y - 15.75 * uy}, {e.x + 1.75 * ux, e.y + 1.75 * uy}, 7});
+            {{e.x - 15.75 * ux, e.y - 15.75 * uy}, {e.x + 1.75 * ux, e.y + 1.75 * uy}, 7, 4.5});
     }
 };
 
@@ -248,26 +263,43 @@ struct node_texts {
     std::vector<std::string> lines; // the label's
 };
 
+// A label with no free place near its node: a short key there ("A"; none
+// when even that has no room) and the label in the key table under the cube.
+struct keyed_label {
+    int node;
+    std::string key, text, tip; // tip: the full list where text abbreviates
+};
+
 // The nodes' texts and the room they take: what arrow labels keep clear of.
 struct node_plan {
     std::vector<node_texts> texts;
     placer pl;
+    std::vector<keyed_label> keyed;
 };
+
+// "A".."Z", "a".."z", then "Z1", "Z2", ...: up to 64 nodes.
+std::string key_name(std::size_t n) {
+    return n < 26   ? std::string(1, char('A' + n))
+           : n < 52 ? std::string(1, char('a' + n - 26))
+                    : "Z" + std::to_string(n - 51);
+}
 
 // A node's binary id sits above or below it, away from its vertical link
 // (bit 1). Its label goes to the first free place of: beside the node, left of
 // the nodes with bit 0 clear and right of the others, then a little higher or
 // lower, then on the other side, then below or above; free means clear of
 // every circle, id and label placed before, every link and every arrow of the
-// step, and inside the picture. When none is, it stays beside the node.
+// step, and inside the picture. When none is, a key goes there instead
+// (keyed_label).
 node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>& labels,
-                     const std::vector<std::pair<point, point>>& arrows) {
+                     const std::vector<std::pair<point, point>>& arrows,
+                     const std::vector<std::string>& lists = {}) {
     node_plan plan;
     placer& pl = plan.pl;
     pl.page = {2, 52, L.width - 2, L.height - 2}; // below the title and caption
     pl.shaft = d >= 4 ? 4 : 3; // a 4-cube's labels start closer to the long arrows
     for (const auto& [a, b] : edges(L, d))
-        pl.lines.push_back({a, b, 2});
+        pl.lines.push_back({a, b, 2, 1.25});
     for (const auto& [a, b] : arrows)
         pl.arrow(a, b);
     for (int i = 0; i < (1 << d); ++i) {
@@ -281,16 +313,30 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
         const point q = L.at[std::size_t(i)];
         const bool above = d > 1 && (i & 2);
         const double over = q.y - node_radius - 5, under = q.y + node_radius + 13;
-        point id{q.x, above ? over : under};
-        for (const point c :
-             {id, point{q.x - 14, id.y}, point{q.x + 14, id.y},
-              point{q.x - 16, above ? under : over}, point{q.x + 16, above ? under : over}})
-            if (pl.free(text_box(c.x, c.y, "middle", 10, std::size_t(d)))) {
-                id = c;
-                break;
-            }
+        // Then the corners and beside it, near the links and arrows: with
+        // 3 px more room.
+        struct place {
+            point at;
+            double more; // px of room beyond the text's box
+        };
+        std::vector<place> at = {{{q.x, above ? over : under}, 0},
+                                 {{q.x - 14, above ? over : under}, 0},
+                                 {{q.x + 14, above ? over : under}, 0},
+                                 {{q.x - 16, above ? under : over}, 0},
+                                 {{q.x + 16, above ? under : over}, 0}};
+        for (const double r = 3.0 * d + node_radius;
+             const point c : {point{-1, -1}, point{1, -1}, point{-1, 1}, point{1, 1}, point{-1, 0},
+                              point{1, 0}, point{0, -1}, point{0, 1}})
+            at.push_back({{q.x + c.x * (r + 2), q.y + 4 + c.y * (r - 4)}, 3});
+        const auto room = [&](const place& c) {
+            const box b = text_box(c.at.x, c.at.y, "middle", 10, std::size_t(d));
+            return box{b.x0 - c.more, b.y0 - c.more, b.x1 + c.more, b.y1 + c.more};
+        };
+        // Where no place is free, the node's tooltip has its id.
+        const auto found = pl.first_free(at, room);
+        const point id = found == at.end() ? point{std::nan(""), 0} : found->at;
         plan.texts.push_back({{}, "", id, {}});
-        pl.taken.push_back(text_box(id.x, id.y, "middle", 10, std::size_t(d)));
+        if (found != at.end()) pl.taken.push_back(room(*found));
     }
     const double size = label_size(d);
     for (int i = 0; i < (1 << d); ++i) {
@@ -331,17 +377,36 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
                 chars = std::max(chars, length(l));
             return text_box(c.label.x, c.label.y, c.anchor, size, chars, c.lines.size());
         };
-        const auto chosen = std::find_if(at.begin(), at.end(),
-                                         [&](const node_texts& c) { return pl.free(room(c)); });
-        // When no place is free, the first (up to 3-cubes), or the one that
-        // meets the fewest texts and lines.
-        const node_texts& c =
-            chosen != at.end() ? *chosen
-            : d <= 3           ? at.front()
-                     : *std::min_element(at.begin(), at.end(), [&](const auto& x, const auto& y) {
-                           return pl.conflicts(room(x)) < pl.conflicts(room(y));
-                       });
-        t.label = c.label, t.anchor = c.anchor, t.lines = c.lines;
+        auto chosen = pl.first_free(at, room);
+        if (chosen == at.end()) {
+            // The key goes beside, above or below the node, or a corner.
+            const std::string key = key_name(plan.keyed.size());
+            plan.keyed.push_back({i, key, labels[std::size_t(i)],
+                                  i < int(lists.size()) ? lists[std::size_t(i)] : ""});
+            at.clear();
+            for (const double r : {node_radius + 4, node_radius + 14})
+                for (const point c :
+                     {point{1, 0}, point{-1, 0}, point{0, -1}, point{0, 1}, point{0.8, -0.8},
+                      point{-0.8, -0.8}, point{0.8, 0.8}, point{-0.8, 0.8}})
+                    at.push_back({{q.x + c.x * r, q.y + 4 + c.y * (r + 4)},
+                                  c.x > 0.1    ? "start"
+                                  : c.x < -0.1 ? "end"
+                                               : "middle",
+                                  {},
+                                  {key}});
+            // With 3 px more room: it may come close to the node's id, and
+            // DejaVu's digits are wider than text_box's 0.6 em.
+            const auto wider = [&](const node_texts& c) {
+                const box b = room(c);
+                return box{b.x0 - 3, b.y0 - 3, b.x1 + 3, b.y1 + 3};
+            };
+            chosen = pl.first_free(at, wider);
+            if (chosen == at.end()) {
+                plan.keyed.back().key.clear();
+                continue;
+            }
+        }
+        t.label = chosen->label, t.anchor = chosen->anchor, t.lines = chosen->lines;
         pl.taken.push_back(room(t));
     }
     return plan;
@@ -353,14 +418,18 @@ void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector
     for (int i = 0; i < (1 << d); ++i) {
         const point q = L.at[std::size_t(i)];
         const node_texts& t = texts[std::size_t(i)];
+        // An id with no room near its node is the circle's tooltip.
+        const bool id = !std::isnan(t.id.x);
         os << fmt::format(
-            R"(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" stroke-width="1.5"/>)"
-            R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{}</text>)"
-            R"(<text class="id" x="{}" y="{}" text-anchor="middle" font-size="10" )"
-            R"(fill="#666">{}</text>)",
+            R"(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" stroke-width="1.5"{})"
+            R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{}</text>)",
             num(q.x), num(q.y), num(node_radius),
-            i < int(hot.size()) && hot[std::size_t(i)] ? "#fde9e7" : "#f4f7fb", num(q.x),
-            num(q.y + 4), i, num(t.id.x), num(t.id.y), binary(i, d));
+            i < int(hot.size()) && hot[std::size_t(i)] ? "#fde9e7" : "#f4f7fb",
+            id ? "/>" : "><title>" + binary(i, d) + "</title></circle>", num(q.x), num(q.y + 4), i);
+        if (id)
+            os << fmt::format(R"(<text class="id" x="{}" y="{}" text-anchor="middle" )"
+                              R"(font-size="10" fill="#666">{}</text>)",
+                              num(t.id.x), num(t.id.y), binary(i, d));
         if (!t.lines.empty()) {
             const auto& lines = t.lines;
             const double size = label_size(d);
@@ -379,14 +448,13 @@ void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector
 
 // An arrow from a to b (arrow_ends). Its label goes on its left, at the
 // first place along it (the middle, then towards either end) where it
-// overlaps no text and crosses no line that `pl` holds. Where none is, an
-// optional label is left out (4-cubes and up, whose steps may use 64 links:
-// the tooltip says it too), else it takes the first.
-void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colour,
+// overlaps no text and crosses no line that `pl` holds. Where none is, it is
+// left out (the tooltip says it too): false.
+bool arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colour,
            std::string_view marker, bool dashed, const std::string& cls, const std::string& tip,
-           const std::string& text, bool optional = false) {
+           const std::string& text) {
     const double dx = b.x - a.x, dy = b.y - a.y, len = std::hypot(dx, dy);
-    if (len < 1) return;
+    if (len < 1) return true;
     const double nx = dy / len, ny = -dx / len;
     const auto [s, e] = arrow_ends(a, b);
     std::ostringstream label;
@@ -428,7 +496,7 @@ void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                             where = w, room = r, side_anchor = an, lines = narrow, found = true;
             }
         anchor = side_anchor;
-        if (found || !optional) {
+        if (found) {
             pl.taken.push_back(room);
             label << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
                                  R"(font-size="{}" fill="{}" stroke="white" stroke-width="3" )"
@@ -442,6 +510,7 @@ void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                       cls, num(s.x), num(s.y), num(e.x), num(e.y), colour,
                       dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip))
        << label.str() << '\n';
+    return text.empty() || !label.str().empty();
 }
 
 void legend(std::ostream& os, double x, double y, int d, const std::string& note) {
@@ -614,7 +683,54 @@ double side_margin(const algorithm_steps& s) {
     return std::max(150.0, node_radius + 6 + widest_label(s, label_width) + 16);
 }
 
-std::string step_svg(const algorithm_steps& s, std::size_t k) {
+// What a step's picture needs: its body and size (step_svgs gives every step
+// of a run the largest).
+struct picture {
+    std::string body;
+    double width, height;
+};
+
+// A laptop's screen (tests/draw/layout.py): wider tables go below the cube.
+constexpr double screen_width = 1100;
+
+// The key table under the cube: the labels keyed in the picture and the arrow
+// labels left out of it, in columns as wide as the widest entry (wrapped to
+// `width`), down the first column first; its height. Entries have class
+// "key" and their full list as tooltip.
+double draw_keys(std::ostream& os, const std::vector<std::pair<std::string, std::string>>& entries,
+                 double x0, double y0, double width) {
+    if (entries.empty()) return 0;
+    constexpr double size = 11, gap = 24;
+    const auto fit = std::size_t(width / (0.6 * size));
+    std::vector<std::vector<std::string>> wrapped;
+    std::size_t chars = 0;
+    for (const auto& e : entries) {
+        wrapped.push_back(wrap(e.first, fit));
+        for (const auto& l : wrapped.back())
+            chars = std::max(chars, length(l));
+    }
+    const double column = 0.6 * size * double(chars) + gap;
+    const auto columns = std::max<std::size_t>(1, std::size_t((width + gap) / column));
+    const std::size_t rows = (entries.size() + columns - 1) / columns;
+    double y = y0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        std::size_t tall = 1;
+        for (std::size_t c = 0; c < columns && c * rows + r < entries.size(); ++c) {
+            const std::size_t e = c * rows + r;
+            const double x = x0 + column * double(c);
+            tall = std::max(tall, wrapped[e].size());
+            os << fmt::format(R"(<text class="key" x="{}" y="{}" font-size="{}" fill="#111">)",
+                              num(x), num(y + size), size);
+            if (!entries[e].second.empty()) os << "<title>" << xml(entries[e].second) << "</title>";
+            os << text_lines(wrapped[e], x, size) << "</text>";
+        }
+        y += 1.2 * size * double(tall) + 3;
+    }
+    os << '\n';
+    return y - y0;
+}
+
+picture step_svg(const algorithm_steps& s, std::size_t k) {
     const int d = s.params.dim;
     const cube_layout L(d, side_margin(s), widest_label(s, narrowest_label));
     std::ostringstream body;
@@ -629,46 +745,73 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
     for (const std::size_t m : st.messages)
         arrows.emplace_back(L.at[std::size_t(s.report.trace[m].from)],
                             L.at[std::size_t(s.report.trace[m].to)]);
-    node_plan plan = plan_nodes(L, d, st.labels, arrows);
+    node_plan plan = plan_nodes(L, d, st.labels, arrows, st.lists);
     placer& pl = plan.pl;
+    std::vector<std::pair<std::string, std::string>> keys;
+    std::vector<std::string> tips = st.lists;
+    tips.resize(std::size_t(1) << d);
+    for (const keyed_label& e : plan.keyed) {
+        keys.emplace_back(
+            fmt::format("{}node {}: {}", e.key.empty() ? "" : e.key + " = ", e.node, e.text),
+            e.tip);
+        if (tips[std::size_t(e.node)].empty()) tips[std::size_t(e.node)] = e.text;
+    }
     for (std::size_t i = 0; i < st.messages.size(); ++i) {
         const trace_record& t = s.report.trace[st.messages[i]];
         const std::string tip =
             fmt::format("node {} -> node {}{}: {} bytes, t = {} .. {}", t.from, t.to,
                         t.dim < 0 ? std::string(" (routed)") : " on dim " + std::to_string(t.dim),
                         t.bytes, num(t.start), num(t.arrival));
-        arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
-              marker_ref(t.dim), t.dim < 0, "msg",
-              tip + "; it brings " +
-                  (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
-              d <= 4 ? st.carried[i] : "", d >= 4);
+        // From 4-cubes on, whose steps may use 64 links, an arrow label with
+        // no room is only in the tooltip; on smaller cubes in the key table.
+        if (!arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
+                   marker_ref(t.dim), t.dim < 0, "msg",
+                   tip + "; it brings " +
+                       (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
+                   d <= 4 ? st.carried[i] : "") &&
+            d <= 3)
+            keys.emplace_back(fmt::format("{}→{} brings {}", t.from, t.to, st.carried[i]),
+                              st.carried_lists[i]);
     }
     std::vector<bool> hot(std::size_t(1) << d);
     for (const std::size_t m : st.messages)
         hot[std::size_t(s.report.trace[m].to)] = true;
-    draw_nodes(body, L, d, hot, plan.texts, st.lists);
-    double width = L.width, height = L.height + 40;
-    legend(body, 16, L.height + 10, d,
-           "arrows: the messages of this step, with what they bring; red nodes received one");
-    // The tables go beside the cube, or below it from 4-cubes on (a screen's
-    // width holds one of the two); `rows` is a table's height in rows.
-    const bool below = d >= 4;
-    const double tx = below ? 16 : L.width + 10, ty = below ? L.height + 70 : 70;
-    const auto place = [&](double table_width, double rows) {
-        width = below ? std::max(width, tx + table_width + 30) : width + table_width + 30;
-        height = std::max(height, ty + 17.0 * rows);
-    };
-    if (!s.schedule.empty()) place(draw_schedule(body, s, tx, ty), double(s.schedule.size() + 3));
-    if (s.reduction_table && k > 0) {
-        const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
-        place(draw_reduction_table(body, s, k, tx, ty), double(rows + 2));
-    }
-    if (s.table)
-        place(draw_table(body, s, k, tx, ty),
-              double(s.steps.size() * s.params.words + 2) + 4.0 / 17 * double(s.steps.size()));
+    draw_nodes(body, L, d, hot, plan.texts, tips);
     // Wide enough for the title too (16 px bold, about 0.62 em a character).
     const double title = 32 + 0.62 * 16 * double(s.title.size());
-    return svg_open(std::max({width, 640.0, title}), height) + "\n" + body.str() + "</svg>\n";
+    double width = std::max({L.width, 640.0, title}), height = L.height + 40;
+    legend(body, 16, L.height + 10, d,
+           "arrows: the messages of this step, with what they bring; red nodes received one");
+    if (!keys.empty())
+        height = L.height + 50 + draw_keys(body, keys, 16, L.height + 50, width - 32) + 10;
+    // The tables go beside the cube, or below it from 4-cubes on or where a
+    // screen's width does not hold both; a table's height is in rows.
+    const auto tables = [&](std::ostream& os, double tx, double ty) {
+        std::pair<double, double> size{0, 0};
+        const auto place = [&](double table_width, double rows) {
+            size = {std::max(size.first, table_width), std::max(size.second, 17.0 * rows)};
+        };
+        if (!s.schedule.empty()) place(draw_schedule(os, s, tx, ty), double(s.schedule.size() + 3));
+        if (s.reduction_table && k > 0) {
+            const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
+            place(draw_reduction_table(os, s, k, tx, ty), double(rows + 2));
+        }
+        if (s.table)
+            place(draw_table(os, s, k, tx, ty),
+                  double(s.steps.size() * s.params.words + 2) + 4.0 / 17 * double(s.steps.size()));
+        return size;
+    };
+    std::ostringstream beside;
+    const auto [w, h] = tables(beside, L.width + 10, 70);
+    if (w > 0 && d <= 3 && L.width + w + 30 <= screen_width) {
+        body << beside.str();
+        width = std::max(width, L.width + w + 30), height = std::max(height, 70 + h);
+    } else if (w > 0) {
+        const double ty = height + 30;
+        const auto [bw, bh] = tables(body, 16, ty);
+        width = std::max(width, 16 + bw + 30), height = ty + bh;
+    }
+    return {body.str(), width, height};
 }
 
 constexpr std::string_view page_style = R"(
@@ -733,9 +876,15 @@ void page(std::ostream& os, const std::string& title, const std::string& facts,
 } // namespace
 
 std::vector<std::string> step_svgs(const algorithm_steps& s) {
+    std::vector<picture> steps;
+    double width = 0, height = 0;
+    for (std::size_t k = 0; k < s.steps.size(); ++k) {
+        steps.push_back(step_svg(s, k));
+        width = std::max(width, steps.back().width), height = std::max(height, steps.back().height);
+    }
     std::vector<std::string> out;
-    for (std::size_t k = 0; k < s.steps.size(); ++k)
-        out.push_back(step_svg(s, k));
+    for (const picture& p : steps)
+        out.push_back(svg_open(width, height) + "\n" + p.body + "</svg>\n");
     return out;
 }
 
