@@ -536,26 +536,33 @@ std::string table_dim(const algorithm_steps& s, std::size_t k, std::size_t j) {
     return "";
 }
 
+// The node columns a table shows, [lo, hi): a screen's width holds 16 to 32
+// of them, so larger cubes get their tables in parts, one below another.
+struct nodes {
+    int lo, hi;
+};
+
 // The memory table of every node up to step k (rows of later steps empty), as
 // in seed 002's Figures 8-11; cells have class "cell" and data-step/mem/node.
-double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0, double y0) {
-    const int p = 1 << s.params.dim;
+double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0, double y0,
+                  nodes n) {
     const std::size_t words = s.params.words;
     const double cw = 34, rh = 17, first = 46;
     os << fmt::format(R"(<g class="memory" font-size="12" font-family="monospace">)");
-    const auto col = [&](int c) { return x0 + 2 * first + cw * c; };
+    const auto col = [&](int c) { return x0 + 2 * first + cw * (c - n.lo); };
     os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Step</text>)"
                       R"(<text x="{}" y="{}" font-weight="bold">Mem</text>)",
                       num(x0), num(y0), num(x0 + first), num(y0));
-    for (int i = 0; i < p; ++i)
+    for (int i = n.lo; i < n.hi; ++i)
         os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">P{}</text>)", num(col(i)),
                           num(y0), i);
-    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(p)), num(y0));
+    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(n.hi)),
+                      num(y0));
     double y = y0 + rh;
     for (std::size_t st = 0; st < s.steps.size(); ++st) {
         if (st == k)
             os << fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#fff3b0"/>)",
-                              num(x0 - 4), num(y - rh + 4), num(col(p) + cw - x0),
+                              num(x0 - 4), num(y - rh + 4), num(col(n.hi) + cw - x0),
                               num(rh * double(words)));
         for (std::size_t j = 0; j < words; ++j, y += rh) {
             if (j == 0)
@@ -563,36 +570,37 @@ double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, dou
                                   st == 0 ? "Init." : std::to_string(st - 1));
             os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0 + first), num(y), j);
             if (st > k) continue;
-            for (int i = 0; i < p; ++i)
+            for (int i = n.lo; i < n.hi; ++i)
                 os << fmt::format(R"(<text class="cell" data-step="{}" data-mem="{}" )"
                                   R"(data-node="{}" x="{}" y="{}">{}</text>)",
                                   st, j, i, num(col(i)), num(y),
                                   xml(s.steps[st].memory[std::size_t(i)][j]));
-            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(p)), num(y),
+            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(n.hi)), num(y),
                               table_dim(s, st, j));
         }
         y += 4;
     }
     os << "</g>\n";
-    return col(p) + cw - x0;
+    return col(n.hi) + cw - x0;
 }
 
 // Seed 002's Figures 13-19 for step k: every memory address of every node,
 // "●" sending its partial sum, "+" receiving and adding, "○" added before,
 // and the dimension the sum crossed. Cells have class "cell".
 double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0,
-                            double y0) {
+                            double y0, nodes n) {
     const int p = 1 << s.params.dim;
     const auto& cells = s.steps[k].memory;
     const std::size_t addresses = cells.empty() ? 0 : cells[0].size();
     const double cw = 30, rh = 17, first = 40;
-    const auto col = [&](int c) { return x0 + first + cw * c; };
+    const auto col = [&](int c) { return x0 + first + cw * (c - n.lo); };
     os << fmt::format(R"(<g class="memory" font-size="12" font-family="monospace">)")
        << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Mem</text>)", num(x0), num(y0));
-    for (int i = 0; i < p; ++i)
+    for (int i = n.lo; i < n.hi; ++i)
         os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">P{}</text>)", num(col(i)),
                           num(y0), i);
-    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(p)), num(y0));
+    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(n.hi)),
+                      num(y0));
     for (std::size_t x = 0; x < addresses; ++x) {
         const double y = y0 + rh * double(x + 1);
         os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0), num(y), x);
@@ -601,42 +609,43 @@ double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::siz
             const std::string& c = cells[std::size_t(i)][x];
             plus = c == "+" ? i : plus;
             dot = c == "●" ? i : dot;
-            os << fmt::format(R"(<text class="cell" data-step="{}" data-mem="{}" data-node="{}" )"
-                              R"(x="{}" y="{}">{}</text>)",
-                              k, x, i, num(col(i) + 6), num(y), c);
+            if (i >= n.lo && i < n.hi)
+                os << fmt::format(
+                    R"(<text class="cell" data-step="{}" data-mem="{}" data-node="{}" )"
+                    R"(x="{}" y="{}">{}</text>)",
+                    k, x, i, num(col(i) + 6), num(y), c);
         }
         if (plus >= 0 && dot >= 0)
-            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(p)), num(y),
+            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(n.hi)), num(y),
                               std::countr_zero(unsigned(plus ^ dot)));
     }
     os << "</g>\n";
-    return col(p) + cw + 10 - x0;
+    return col(n.hi) + cw + 10 - x0;
 }
 
 // Seed 001's Table 1 from the run: the link element j of logical node i
 // left on in step 1 (cells of class "sched", data-elem j, data-proc i).
-double draw_schedule(std::ostream& os, const algorithm_steps& s, double x0, double y0) {
+double draw_schedule(std::ostream& os, const algorithm_steps& s, double x0, double y0, nodes n) {
     const double cw = 24, rh = 17, first = 70;
-    const int p = 1 << s.params.dim;
     os << fmt::format(R"(<g class="schedule" font-size="12" font-family="monospace">)"
                       R"(<text x="{}" y="{}" font-weight="bold">Schedule phi_i(j), read from )"
                       R"(step 1 (seed 001, Table 1)</text>)"
                       R"(<text x="{}" y="{}" font-weight="bold">j \ i</text>)",
                       num(x0), num(y0), num(x0), num(y0 + rh));
-    for (int i = 0; i < p; ++i)
+    for (int i = n.lo; i < n.hi; ++i)
         os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">{}</text>)",
-                          num(x0 + first + cw * i), num(y0 + rh), i);
+                          num(x0 + first + cw * (i - n.lo)), num(y0 + rh), i);
     for (std::size_t j = 0; j < s.schedule.size(); ++j) {
         const double y = y0 + rh * double(j + 2);
         os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0), num(y), j);
-        for (int i = 0; i < p; ++i)
+        for (int i = n.lo; i < n.hi; ++i)
             os << fmt::format(R"(<text class="sched" data-elem="{}" data-proc="{}" x="{}" )"
                               R"(y="{}">{}</text>)",
-                              j, i, num(x0 + first + cw * i), num(y),
+                              j, i, num(x0 + first + cw * (i - n.lo)), num(y),
                               s.schedule[j][std::size_t(i)]);
     }
     os << "</g>\n";
-    return std::max(first + cw * p, 450.0);
+    return std::max(first + cw * (n.hi - n.lo), 450.0);
 }
 
 std::string step_caption(const algorithm_steps& s, std::size_t k) {
@@ -786,29 +795,48 @@ picture step_svg(const algorithm_steps& s, std::size_t k) {
         height = L.height + 50 + draw_keys(body, keys, 16, L.height + 50, width - 32) + 10;
     // The tables go beside the cube, or below it from 4-cubes on or where a
     // screen's width does not hold both; a table's height is in rows.
-    const auto tables = [&](std::ostream& os, double tx, double ty) {
+    const auto tables = [&](std::ostream& os, double tx, double ty, bool split) {
         std::pair<double, double> size{0, 0};
-        const auto place = [&](double table_width, double rows) {
-            size = {std::max(size.first, table_width), std::max(size.second, 17.0 * rows)};
+        // A table below the cube in as many parts (of the nodes, one below
+        // the other, 10 px apart) as a screen's width needs; each part is
+        // `rows` rows high.
+        const auto place = [&](const auto& draw, double rows) {
+            const int p = 1 << d;
+            for (int parts = 1;; parts *= 2) {
+                std::ostringstream part_os;
+                double y = ty, w = 0;
+                for (int part = 0; part < parts; ++part, y += 17.0 * rows + 10)
+                    w = std::max(w,
+                                 draw(part_os, y, nodes{part * p / parts, (part + 1) * p / parts}));
+                if (!split || parts == p || tx + w + 30 <= screen_width) {
+                    os << part_os.str();
+                    size = {std::max(size.first, w), std::max(size.second, y - 10 - ty)};
+                    return;
+                }
+            }
         };
-        if (!s.schedule.empty()) place(draw_schedule(os, s, tx, ty), double(s.schedule.size() + 3));
+        if (!s.schedule.empty())
+            place([&](std::ostream& o, double y, nodes n) { return draw_schedule(o, s, tx, y, n); },
+                  double(s.schedule.size() + 3));
         if (s.reduction_table && k > 0) {
             const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
-            place(draw_reduction_table(os, s, k, tx, ty), double(rows + 2));
+            place([&](std::ostream& o, double y,
+                      nodes n) { return draw_reduction_table(o, s, k, tx, y, n); },
+                  double(rows + 2));
         }
         if (s.table)
-            place(draw_table(os, s, k, tx, ty),
+            place([&](std::ostream& o, double y, nodes n) { return draw_table(o, s, k, tx, y, n); },
                   double(s.steps.size() * s.params.words + 2) + 4.0 / 17 * double(s.steps.size()));
         return size;
     };
     std::ostringstream beside;
-    const auto [w, h] = tables(beside, L.width + 10, 70);
+    const auto [w, h] = tables(beside, L.width + 10, 70, false);
     if (w > 0 && d <= 3 && L.width + w + 30 <= screen_width) {
         body << beside.str();
         width = std::max(width, L.width + w + 30), height = std::max(height, 70 + h);
     } else if (w > 0) {
         const double ty = height + 30;
-        const auto [bw, bh] = tables(body, 16, ty);
+        const auto [bw, bh] = tables(body, 16, ty, true);
         width = std::max(width, 16 + bw + 30), height = ty + bh;
     }
     return {body.str(), width, height};
