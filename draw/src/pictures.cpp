@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <ostream>
 #include <sstream>
@@ -93,6 +94,12 @@ void draw_edges(std::ostream& os, const cube_layout& L, int d) {
     os << '\n';
 }
 
+// The characters of UTF-8 text (a product's "→" is one).
+std::size_t length(std::string_view s) {
+    return std::size_t(
+        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xc0) != 0x80; }));
+}
+
 // The text of the picture keeps clear of itself: every label's box (estimated
 // from its characters, 0.6 em wide, as sans-serif digits and brackets are at
 // most) is placed where it overlaps no box placed before it.
@@ -108,6 +115,32 @@ box text_box(double x, double y, std::string_view anchor, double size, std::size
     const double w = 0.6 * size * double(chars);
     const double x0 = anchor == "start" ? x : anchor == "end" ? x - w : x - w / 2;
     return {x0, y - 0.8 * size, x0 + w, y + 0.25 * size + 1.2 * size * double(lines - 1)};
+}
+
+// Where nothing is free with text_box's estimate: the advance of each
+// character in DejaVu Sans (Debian's sans-serif: digits 0.64 em, brackets
+// and dots much less), and 1 px.
+double text_width(std::string_view s, double size) {
+    double em = 0;
+    for (const char c : s) {
+        if ((c & 0xc0) == 0x80) continue; // inside a UTF-8 character ("→": 0.84 em)
+        em += std::isdigit(static_cast<unsigned char>(c))                        ? 0.64
+              : std::string_view("()[].,: |!").find(c) != std::string_view::npos ? 0.4
+              : (c & 0x80)                                                       ? 0.84
+              : std::isupper(static_cast<unsigned char>(c))                      ? 0.75
+                                                                                 : 0.64;
+    }
+    return em * size + 1;
+}
+
+// The box of `lines` at (x, y) (text_box), or with their exact widths.
+box text_box(double x, double y, std::string_view anchor, double size,
+             const std::vector<std::string>& lines, bool exact) {
+    double w = 0;
+    for (const auto& l : lines)
+        w = std::max(w, exact ? text_width(l, size) : 0.6 * size * double(length(l)));
+    const double x0 = anchor == "start" ? x : anchor == "end" ? x - w : x - w / 2;
+    return {x0, y - 0.8 * size, x0 + w, y + 0.25 * size + 1.2 * size * double(lines.size() - 1)};
 }
 
 // A line text keeps off: a link, an arrow's shaft or head, with `pad` px on
@@ -171,14 +204,16 @@ struct placer {
             }));
     }
     bool free(const box& b, bool tight = false) const { return conflicts(b, tight) == 0; }
-    // The first of the candidates whose room(c) is free; else the first
-    // if it is free with tight gaps, else the first that is; else end.
+    // The first of the candidates whose room(c, false) is free; else the
+    // first if it is free with tight gaps and room(c, true) (exact widths),
+    // else the first that is; else end.
     template <class C, class Room>
     auto first_free(const std::vector<C>& at, const Room& room) const {
-        auto c = std::find_if(at.begin(), at.end(), [&](const C& c) { return free(room(c)); });
-        if (c == at.end() && !at.empty() && free(room(at.front()), true)) return at.begin();
-        if (c == at.end())
-            c = std::find_if(at.begin(), at.end(), [&](const C& c) { return free(room(c), true); });
+        const auto tight = [&](const C& c) { return free(room(c, true), true); };
+        auto c =
+            std::find_if(at.begin(), at.end(), [&](const C& c) { return free(room(c, false)); });
+        if (c == at.end() && !at.empty() && tight(at.front())) return at.begin();
+        if (c == at.end()) c = std::find_if(at.begin(), at.end(), tight);
         return c;
     }
     // The arrow from node a to node b: its shaft (2.5 px wide) and its head
@@ -193,12 +228,6 @@ struct placer {
             {{e.x - 15.75 * ux, e.y - 15.75 * uy}, {e.x + 1.75 * ux, e.y + 1.75 * uy}, 7, 4.5});
     }
 };
-
-// The characters of UTF-8 text (a product's "→" is one).
-std::size_t length(std::string_view s) {
-    return std::size_t(
-        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xc0) != 0x80; }));
-}
 
 // A node's label split into lines of at most `width` characters at spaces
 // ("{0,0} {0,2} ..." lists of the personalized operations).
@@ -328,15 +357,16 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
              const point c : {point{-1, -1}, point{1, -1}, point{-1, 1}, point{1, 1}, point{-1, 0},
                               point{1, 0}, point{0, -1}, point{0, 1}})
             at.push_back({{q.x + c.x * (r + 2), q.y + 4 + c.y * (r - 4)}, 3});
-        const auto room = [&](const place& c) {
-            const box b = text_box(c.at.x, c.at.y, "middle", 10, std::size_t(d));
+        const auto room = [&](const place& c, bool exact) {
+            const box b = text_box(c.at.x, c.at.y, "middle", 10, {binary(i, d)}, exact);
             return box{b.x0 - c.more, b.y0 - c.more, b.x1 + c.more, b.y1 + c.more};
         };
         // Where no place is free, the node's tooltip has its id.
         const auto found = pl.first_free(at, room);
         const point id = found == at.end() ? point{std::nan(""), 0} : found->at;
         plan.texts.push_back({{}, "", id, {}});
-        if (found != at.end()) pl.taken.push_back(room(*found));
+        if (found != at.end())
+            pl.taken.push_back(text_box(id.x, id.y, "middle", 10, std::size_t(d)));
     }
     const double size = label_size(d);
     for (int i = 0; i < (1 << d); ++i) {
@@ -371,11 +401,8 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
                 at.push_back({{q.x, y}, "middle", {}, lines});
         }
         at.insert(at.end(), far.begin(), far.end());
-        const auto room = [&](const node_texts& c) {
-            std::size_t chars = 0;
-            for (const auto& l : c.lines)
-                chars = std::max(chars, length(l));
-            return text_box(c.label.x, c.label.y, c.anchor, size, chars, c.lines.size());
+        const auto room = [&](const node_texts& c, bool exact) {
+            return text_box(c.label.x, c.label.y, c.anchor, size, c.lines, exact);
         };
         auto chosen = pl.first_free(at, room);
         if (chosen == at.end()) {
@@ -396,8 +423,8 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
                                   {key}});
             // With 3 px more room: it may come close to the node's id, and
             // DejaVu's digits are wider than text_box's 0.6 em.
-            const auto wider = [&](const node_texts& c) {
-                const box b = room(c);
+            const auto wider = [&](const node_texts& c, bool exact) {
+                const box b = room(c, exact);
                 return box{b.x0 - 3, b.y0 - 3, b.x1 + 3, b.y1 + 3};
             };
             chosen = pl.first_free(at, wider);
@@ -407,7 +434,7 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
             }
         }
         t.label = chosen->label, t.anchor = chosen->anchor, t.lines = chosen->lines;
-        pl.taken.push_back(room(t));
+        pl.taken.push_back(room(t, false));
     }
     return plan;
 }
