@@ -1,7 +1,8 @@
 // The step pictures and the wait-for graph: the hypercube drawn as seed 000
-// draws it (a square, a cube, two cubes side by side; d = 5, 6 as 4-cubes in a
-// grid), each step's messages as arrows, every node's label; the CM-200 memory
-// tables of seed 002 beside the cube; and the HTML page that steps through them.
+// draws it (a square, a cube, two cubes side by side; d = 5, 6 as 4-cubes in
+// rows), each step's messages as arrows, every node's label (or a key to the
+// key table below); the CM-200 memory tables of seed 002 beside or below the
+// cube; and the HTML page that steps through them.
 #include <hcube/draw.hpp>
 
 #include <algorithm>
@@ -101,8 +102,9 @@ std::size_t length(std::string_view s) {
 }
 
 // The text of the picture keeps clear of itself: every label's box (estimated
-// from its characters, 0.6 em wide, as sans-serif digits and brackets are at
-// most) is placed where it overlaps no box placed before it.
+// from its characters, 0.6 em each: DejaVu's digits are 0.64 em, its brackets,
+// commas and dots much less) is placed where it overlaps no box placed before
+// it.
 struct box {
     double x0, y0, x1, y1;
     bool overlaps(const box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
@@ -768,7 +770,12 @@ double draw_keys(std::ostream& os, const std::vector<std::pair<std::string, std:
 
 picture step_svg(const algorithm_steps& s, std::size_t k) {
     const int d = s.params.dim;
-    const cube_layout L(d, side_margin(s), widest_label(s, narrowest_label));
+    double margin = side_margin(s);
+    cube_layout L(d, margin, widest_label(s, narrowest_label));
+    // 5- and 6-cubes keep to a screen's width: their widest labels take more
+    // lines or a key.
+    while (d >= 5 && L.width > screen_width && margin > 60)
+        L = cube_layout(d, margin -= 10, widest_label(s, narrowest_label));
     std::ostringstream body;
     body << arrow_markers(d);
     body << fmt::format(R"(<text x="16" y="24" font-size="16" font-weight="bold">{}</text>)"

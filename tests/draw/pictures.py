@@ -253,7 +253,8 @@ def draw(op, algo, all_port, dim):
 
 runs = [(op, algo, ap, dim) for dim in (2, 3, 4) for op, algo, ap in catalog]
 runs += [("allgather", "hypercube", False, 5), ("alltoall", "dimension-exchange", False, 5),
-         ("allgather", "hypercube", False, 6), ("broadcast", "binomial", False, 6)]
+         ("allgather", "hypercube", False, 6), ("broadcast", "binomial", False, 6),
+         ("reduce", "rotated-trees", True, 6)]  # wide labels: narrower margins
 with ThreadPoolExecutor(2) as pool:
     svgs = [f for files in pool.map(lambda r: draw(*r), runs) for f in files]
 check(len(svgs) > 800, f"only {len(svgs)} step pictures drawn")
