@@ -1,11 +1,13 @@
 // The step pictures and the wait-for graph: the hypercube drawn as seed 000
-// draws it (a square, a cube, two cubes side by side; d = 5, 6 as 4-cubes in a
-// grid), each step's messages as arrows, every node's label; the CM-200 memory
-// tables of seed 002 beside the cube; and the HTML page that steps through them.
+// draws it (a square, a cube, two cubes side by side; d = 5, 6 as 4-cubes in
+// rows), each step's messages as arrows, every node's label (or a key to the
+// key table below); the CM-200 memory tables of seed 002 beside or below the
+// cube; and the HTML page that steps through them.
 #include <hcube/draw.hpp>
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <cmath>
 #include <ostream>
 #include <sstream>
@@ -26,9 +28,11 @@ struct point {
 // right, the cube's depth), bit 3 a second cube to the right and lower: on a
 // 4-cube by 0.55 of the way across, so that the long links of dimension 3
 // pass 0.55 units below node 1 and above node 10 and their ids, and clear of
-// nodes 5 and 10 (which a slope of 0.31 would cross); on 4-cubes in a grid
-// (d = 5, 6: bit 4 a second row of them below, bit 5 a second column) by 0.5
-// units, which keeps them in their row.
+// nodes 5 and 10 (which a slope of 0.31 would cross); on 4-cubes in rows
+// (d = 5, 6: bit 4 a second row of them below, bit 5 two rows further down,
+// a screen's width) by 0.5 units, which keeps them in their row. Bit 5's
+// links pass the row between 0.19 units beside its nodes, the most the
+// 4-cube's columns leave (0.38 units apart at the least).
 struct cube_layout {
     double unit;
     std::vector<point> at;
@@ -43,13 +47,13 @@ struct cube_layout {
                : d == 4 ? 170
                         : 95) {
         const int p = 1 << d;
-        // In a grid, the labels right of node 5 and left of node 10 share a
+        // In rows, the labels right of node 5 and left of node 10 share a
         // height and the 0.78 units between them: wider labels push the
-        // second cube (and the second column of 4-cubes) to the right.
+        // second cube to the right.
         const double room = d >= 5 ? std::max(0.0, 2 * margin_x - 0.78 * unit - 20) / unit : 0;
         const point offset[6] = {{1, 0},       {0, -1},
                                  {0.62, -0.5}, {2.4 + room, d == 4 ? 0.55 * 2.4 : 0.5},
-                                 {0, 2.8},     {5.4 + 2 * room, 0}};
+                                 {0, 2.8},     {0.38, 5.6}};
         double min_x = 0, min_y = 0, max_x = 0, max_y = 0;
         for (int i = 0; i < p; ++i) {
             point q{0, 0};
@@ -91,9 +95,16 @@ void draw_edges(std::ostream& os, const cube_layout& L, int d) {
     os << '\n';
 }
 
+// The characters of UTF-8 text (a product's "→" is one).
+std::size_t length(std::string_view s) {
+    return std::size_t(
+        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xc0) != 0x80; }));
+}
+
 // The text of the picture keeps clear of itself: every label's box (estimated
-// from its characters, 0.6 em wide, as sans-serif digits and brackets are at
-// most) is placed where it overlaps no box placed before it.
+// from its characters, 0.6 em each: DejaVu's digits are 0.64 em, its brackets,
+// commas and dots much less) is placed where it overlaps no box placed before
+// it.
 struct box {
     double x0, y0, x1, y1;
     bool overlaps(const box& o) const { return x0 < o.x1 && o.x0 < x1 && y0 < o.y1 && o.y0 < y1; }
@@ -108,11 +119,39 @@ box text_box(double x, double y, std::string_view anchor, double size, std::size
     return {x0, y - 0.8 * size, x0 + w, y + 0.25 * size + 1.2 * size * double(lines - 1)};
 }
 
+// Where nothing is free with text_box's estimate: the advance of each
+// character in DejaVu Sans (Debian's sans-serif: digits 0.64 em, brackets
+// and dots much less), and 1 px.
+double text_width(std::string_view s, double size) {
+    double em = 0;
+    for (const char c : s) {
+        if ((c & 0xc0) == 0x80) continue; // inside a UTF-8 character ("→": 0.84 em)
+        em += std::isdigit(static_cast<unsigned char>(c))                        ? 0.64
+              : std::string_view("()[].,: |!").find(c) != std::string_view::npos ? 0.4
+              : (c & 0x80)                                                       ? 0.84
+              : std::isupper(static_cast<unsigned char>(c))                      ? 0.75
+                                                                                 : 0.64;
+    }
+    return em * size + 1;
+}
+
+// The box of `lines` at (x, y) (text_box), or with their exact widths.
+box text_box(double x, double y, std::string_view anchor, double size,
+             const std::vector<std::string>& lines, bool exact) {
+    double w = 0;
+    for (const auto& l : lines)
+        w = std::max(w, exact ? text_width(l, size) : 0.6 * size * double(length(l)));
+    const double x0 = anchor == "start" ? x : anchor == "end" ? x - w : x - w / 2;
+    return {x0, y - 0.8 * size, x0 + w, y + 0.25 * size + 1.2 * size * double(lines.size() - 1)};
+}
+
 // A line text keeps off: a link, an arrow's shaft or head, with `pad` px on
+// either side (half its width and a gap), or only `tight` (half its width)
+// where nothing else is free.
 // either side (half its width and a gap).
 struct segment {
     point p, q;
-    double pad;
+    double pad, tight;
 };
 
 // Whether the segment p-q crosses box b (clipped to b's slabs, Liang-Barsky).
@@ -157,15 +196,28 @@ struct placer {
     std::vector<segment> lines; // links and the step's arrows: text keeps off them
     double shaft = 3;           // px either side of an arrow's shaft
     // How many texts and lines b meets (the page's edge counts as many).
-    std::size_t conflicts(const box& b) const {
+    std::size_t conflicts(const box& b, bool tight = false) const {
         if (b.x0 < page.x0 || b.y0 < page.y0 || b.x1 > page.x1 || b.y1 > page.y1) return 1000;
         return std::size_t(
             std::count_if(taken.begin(), taken.end(), [&](const box& o) { return b.overlaps(o); }) +
             std::count_if(lines.begin(), lines.end(), [&](const segment& l) {
-                return crosses(l.p, l.q, {b.x0 - l.pad, b.y0 - l.pad, b.x1 + l.pad, b.y1 + l.pad});
+                const double pad = tight ? l.tight : l.pad;
+                return crosses(l.p, l.q, {b.x0 - pad, b.y0 - pad, b.x1 + pad, b.y1 + pad});
             }));
     }
-    bool free(const box& b) const { return conflicts(b) == 0; }
+    bool free(const box& b, bool tight = false) const { return conflicts(b, tight) == 0; }
+    // The first of the candidates whose room(c, false) is free; else the
+    // first if it is free with tight gaps and room(c, true) (exact widths),
+    // else the first that is; else end.
+    template <class C, class Room>
+    auto first_free(const std::vector<C>& at, const Room& room) const {
+        const auto tight = [&](const C& c) { return free(room(c, true), true); };
+        auto c =
+            std::find_if(at.begin(), at.end(), [&](const C& c) { return free(room(c, false)); });
+        if (c == at.end() && !at.empty() && tight(at.front())) return at.begin();
+        if (c == at.end()) c = std::find_if(at.begin(), at.end(), tight);
+        return c;
+    }
     // The arrow from node a to node b: its shaft (2.5 px wide) and its head
     // (svg.hpp's marker: 17.5 px long, 17.5 px wide at its base, its tip 1.75
     // px past the shaft's end), kept off as a segment 6 px either side.
@@ -173,17 +225,11 @@ struct placer {
         const auto [s, e] = arrow_ends(a, b);
         const double len = std::max(1.0, std::hypot(e.x - s.x, e.y - s.y));
         const double ux = (e.x - s.x) / len, uy = (e.y - s.y) / len;
-        lines.push_back({s, e, shaft});
+        lines.push_back({s, e, shaft, 1.5});
         lines.push_back(
-            {{e.x - 15.75 * ux, e.y - 15.75 * uy}, {e.x + 1.75 * ux, e.y + 1.75 * uy}, 7});
+            {{e.x - 15.75 * ux, e.y - 15.75 * uy}, {e.x + 1.75 * ux, e.y + 1.75 * uy}, 7, 4.5});
     }
 };
-
-// The characters of UTF-8 text (a product's "→" is one).
-std::size_t length(std::string_view s) {
-    return std::size_t(
-        std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xc0) != 0x80; }));
-}
 
 // A node's label split into lines of at most `width` characters at spaces
 // ("{0,0} {0,2} ..." lists of the personalized operations).
@@ -248,26 +294,43 @@ struct node_texts {
     std::vector<std::string> lines; // the label's
 };
 
+// A label with no free place near its node: a short key there ("A"; none
+// when even that has no room) and the label in the key table under the cube.
+struct keyed_label {
+    int node;
+    std::string key, text, tip; // tip: the full list where text abbreviates
+};
+
 // The nodes' texts and the room they take: what arrow labels keep clear of.
 struct node_plan {
     std::vector<node_texts> texts;
     placer pl;
+    std::vector<keyed_label> keyed;
 };
+
+// "A".."Z", "a".."z", then "Z1", "Z2", ...: up to 64 nodes.
+std::string key_name(std::size_t n) {
+    return n < 26   ? std::string(1, char('A' + n))
+           : n < 52 ? std::string(1, char('a' + n - 26))
+                    : "Z" + std::to_string(n - 51);
+}
 
 // A node's binary id sits above or below it, away from its vertical link
 // (bit 1). Its label goes to the first free place of: beside the node, left of
 // the nodes with bit 0 clear and right of the others, then a little higher or
 // lower, then on the other side, then below or above; free means clear of
 // every circle, id and label placed before, every link and every arrow of the
-// step, and inside the picture. When none is, it stays beside the node.
+// step, and inside the picture. When none is, a key goes there instead
+// (keyed_label).
 node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>& labels,
-                     const std::vector<std::pair<point, point>>& arrows) {
+                     const std::vector<std::pair<point, point>>& arrows,
+                     const std::vector<std::string>& lists = {}) {
     node_plan plan;
     placer& pl = plan.pl;
     pl.page = {2, 52, L.width - 2, L.height - 2}; // below the title and caption
     pl.shaft = d >= 4 ? 4 : 3; // a 4-cube's labels start closer to the long arrows
     for (const auto& [a, b] : edges(L, d))
-        pl.lines.push_back({a, b, 2});
+        pl.lines.push_back({a, b, 2, 1.25});
     for (const auto& [a, b] : arrows)
         pl.arrow(a, b);
     for (int i = 0; i < (1 << d); ++i) {
@@ -281,16 +344,31 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
         const point q = L.at[std::size_t(i)];
         const bool above = d > 1 && (i & 2);
         const double over = q.y - node_radius - 5, under = q.y + node_radius + 13;
-        point id{q.x, above ? over : under};
-        for (const point c :
-             {id, point{q.x - 14, id.y}, point{q.x + 14, id.y},
-              point{q.x - 16, above ? under : over}, point{q.x + 16, above ? under : over}})
-            if (pl.free(text_box(c.x, c.y, "middle", 10, std::size_t(d)))) {
-                id = c;
-                break;
-            }
+        // Then the corners and beside it, near the links and arrows: with
+        // 3 px more room.
+        struct place {
+            point at;
+            double more; // px of room beyond the text's box
+        };
+        std::vector<place> at = {{{q.x, above ? over : under}, 0},
+                                 {{q.x - 14, above ? over : under}, 0},
+                                 {{q.x + 14, above ? over : under}, 0},
+                                 {{q.x - 16, above ? under : over}, 0},
+                                 {{q.x + 16, above ? under : over}, 0}};
+        for (const double r = 3.0 * d + node_radius;
+             const point c : {point{-1, -1}, point{1, -1}, point{-1, 1}, point{1, 1}, point{-1, 0},
+                              point{1, 0}, point{0, -1}, point{0, 1}})
+            at.push_back({{q.x + c.x * (r + 2), q.y + 4 + c.y * (r - 4)}, 3});
+        const auto room = [&](const place& c, bool exact) {
+            const box b = text_box(c.at.x, c.at.y, "middle", 10, {binary(i, d)}, exact);
+            return box{b.x0 - c.more, b.y0 - c.more, b.x1 + c.more, b.y1 + c.more};
+        };
+        // Where no place is free, the node's tooltip has its id.
+        const auto found = pl.first_free(at, room);
+        const point id = found == at.end() ? point{std::nan(""), 0} : found->at;
         plan.texts.push_back({{}, "", id, {}});
-        pl.taken.push_back(text_box(id.x, id.y, "middle", 10, std::size_t(d)));
+        if (found != at.end())
+            pl.taken.push_back(text_box(id.x, id.y, "middle", 10, std::size_t(d)));
     }
     const double size = label_size(d);
     for (int i = 0; i < (1 << d); ++i) {
@@ -325,24 +403,40 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
                 at.push_back({{q.x, y}, "middle", {}, lines});
         }
         at.insert(at.end(), far.begin(), far.end());
-        const auto room = [&](const node_texts& c) {
-            std::size_t chars = 0;
-            for (const auto& l : c.lines)
-                chars = std::max(chars, length(l));
-            return text_box(c.label.x, c.label.y, c.anchor, size, chars, c.lines.size());
+        const auto room = [&](const node_texts& c, bool exact) {
+            return text_box(c.label.x, c.label.y, c.anchor, size, c.lines, exact);
         };
-        const auto chosen = std::find_if(at.begin(), at.end(),
-                                         [&](const node_texts& c) { return pl.free(room(c)); });
-        // When no place is free, the first (up to 3-cubes), or the one that
-        // meets the fewest texts and lines.
-        const node_texts& c =
-            chosen != at.end() ? *chosen
-            : d <= 3           ? at.front()
-                     : *std::min_element(at.begin(), at.end(), [&](const auto& x, const auto& y) {
-                           return pl.conflicts(room(x)) < pl.conflicts(room(y));
-                       });
-        t.label = c.label, t.anchor = c.anchor, t.lines = c.lines;
-        pl.taken.push_back(room(t));
+        auto chosen = pl.first_free(at, room);
+        if (chosen == at.end()) {
+            // The key goes beside, above or below the node, or a corner.
+            const std::string key = key_name(plan.keyed.size());
+            plan.keyed.push_back({i, key, labels[std::size_t(i)],
+                                  i < int(lists.size()) ? lists[std::size_t(i)] : ""});
+            at.clear();
+            for (const double r : {node_radius + 4, node_radius + 14})
+                for (const point c :
+                     {point{1, 0}, point{-1, 0}, point{0, -1}, point{0, 1}, point{0.8, -0.8},
+                      point{-0.8, -0.8}, point{0.8, 0.8}, point{-0.8, 0.8}})
+                    at.push_back({{q.x + c.x * r, q.y + 4 + c.y * (r + 4)},
+                                  c.x > 0.1    ? "start"
+                                  : c.x < -0.1 ? "end"
+                                               : "middle",
+                                  {},
+                                  {key}});
+            // With 3 px more room: it may come close to the node's id, and
+            // DejaVu's digits are wider than text_box's 0.6 em.
+            const auto wider = [&](const node_texts& c, bool exact) {
+                const box b = room(c, exact);
+                return box{b.x0 - 3, b.y0 - 3, b.x1 + 3, b.y1 + 3};
+            };
+            chosen = pl.first_free(at, wider);
+            if (chosen == at.end()) {
+                plan.keyed.back().key.clear();
+                continue;
+            }
+        }
+        t.label = chosen->label, t.anchor = chosen->anchor, t.lines = chosen->lines;
+        pl.taken.push_back(room(t, false));
     }
     return plan;
 }
@@ -353,14 +447,18 @@ void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector
     for (int i = 0; i < (1 << d); ++i) {
         const point q = L.at[std::size_t(i)];
         const node_texts& t = texts[std::size_t(i)];
+        // An id with no room near its node is the circle's tooltip.
+        const bool id = !std::isnan(t.id.x);
         os << fmt::format(
-            R"(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" stroke-width="1.5"/>)"
-            R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{}</text>)"
-            R"(<text class="id" x="{}" y="{}" text-anchor="middle" font-size="10" )"
-            R"(fill="#666">{}</text>)",
+            R"(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" stroke-width="1.5"{})"
+            R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{}</text>)",
             num(q.x), num(q.y), num(node_radius),
-            i < int(hot.size()) && hot[std::size_t(i)] ? "#fde9e7" : "#f4f7fb", num(q.x),
-            num(q.y + 4), i, num(t.id.x), num(t.id.y), binary(i, d));
+            i < int(hot.size()) && hot[std::size_t(i)] ? "#fde9e7" : "#f4f7fb",
+            id ? "/>" : "><title>" + binary(i, d) + "</title></circle>", num(q.x), num(q.y + 4), i);
+        if (id)
+            os << fmt::format(R"(<text class="id" x="{}" y="{}" text-anchor="middle" )"
+                              R"(font-size="10" fill="#666">{}</text>)",
+                              num(t.id.x), num(t.id.y), binary(i, d));
         if (!t.lines.empty()) {
             const auto& lines = t.lines;
             const double size = label_size(d);
@@ -379,14 +477,13 @@ void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector
 
 // An arrow from a to b (arrow_ends). Its label goes on its left, at the
 // first place along it (the middle, then towards either end) where it
-// overlaps no text and crosses no line that `pl` holds. Where none is, an
-// optional label is left out (4-cubes and up, whose steps may use 64 links:
-// the tooltip says it too), else it takes the first.
-void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colour,
+// overlaps no text and crosses no line that `pl` holds. Where none is, it is
+// left out (the tooltip says it too): false.
+bool arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colour,
            std::string_view marker, bool dashed, const std::string& cls, const std::string& tip,
-           const std::string& text, bool optional = false) {
+           const std::string& text) {
     const double dx = b.x - a.x, dy = b.y - a.y, len = std::hypot(dx, dy);
-    if (len < 1) return;
+    if (len < 1) return true;
     const double nx = dy / len, ny = -dx / len;
     const auto [s, e] = arrow_ends(a, b);
     std::ostringstream label;
@@ -428,7 +525,7 @@ void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                             where = w, room = r, side_anchor = an, lines = narrow, found = true;
             }
         anchor = side_anchor;
-        if (found || !optional) {
+        if (found) {
             pl.taken.push_back(room);
             label << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
                                  R"(font-size="{}" fill="{}" stroke="white" stroke-width="3" )"
@@ -442,6 +539,7 @@ void arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                       cls, num(s.x), num(s.y), num(e.x), num(e.y), colour,
                       dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip))
        << label.str() << '\n';
+    return text.empty() || !label.str().empty();
 }
 
 void legend(std::ostream& os, double x, double y, int d, const std::string& note) {
@@ -467,26 +565,33 @@ std::string table_dim(const algorithm_steps& s, std::size_t k, std::size_t j) {
     return "";
 }
 
+// The node columns a table shows, [lo, hi): a screen's width holds 16 to 32
+// of them, so larger cubes get their tables in parts, one below another.
+struct nodes {
+    int lo, hi;
+};
+
 // The memory table of every node up to step k (rows of later steps empty), as
 // in seed 002's Figures 8-11; cells have class "cell" and data-step/mem/node.
-double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0, double y0) {
-    const int p = 1 << s.params.dim;
+double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0, double y0,
+                  nodes n) {
     const std::size_t words = s.params.words;
     const double cw = 34, rh = 17, first = 46;
     os << fmt::format(R"(<g class="memory" font-size="12" font-family="monospace">)");
-    const auto col = [&](int c) { return x0 + 2 * first + cw * c; };
+    const auto col = [&](int c) { return x0 + 2 * first + cw * (c - n.lo); };
     os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Step</text>)"
                       R"(<text x="{}" y="{}" font-weight="bold">Mem</text>)",
                       num(x0), num(y0), num(x0 + first), num(y0));
-    for (int i = 0; i < p; ++i)
+    for (int i = n.lo; i < n.hi; ++i)
         os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">P{}</text>)", num(col(i)),
                           num(y0), i);
-    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(p)), num(y0));
+    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(n.hi)),
+                      num(y0));
     double y = y0 + rh;
     for (std::size_t st = 0; st < s.steps.size(); ++st) {
         if (st == k)
             os << fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#fff3b0"/>)",
-                              num(x0 - 4), num(y - rh + 4), num(col(p) + cw - x0),
+                              num(x0 - 4), num(y - rh + 4), num(col(n.hi) + cw - x0),
                               num(rh * double(words)));
         for (std::size_t j = 0; j < words; ++j, y += rh) {
             if (j == 0)
@@ -494,36 +599,37 @@ double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, dou
                                   st == 0 ? "Init." : std::to_string(st - 1));
             os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0 + first), num(y), j);
             if (st > k) continue;
-            for (int i = 0; i < p; ++i)
+            for (int i = n.lo; i < n.hi; ++i)
                 os << fmt::format(R"(<text class="cell" data-step="{}" data-mem="{}" )"
                                   R"(data-node="{}" x="{}" y="{}">{}</text>)",
                                   st, j, i, num(col(i)), num(y),
                                   xml(s.steps[st].memory[std::size_t(i)][j]));
-            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(p)), num(y),
+            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(n.hi)), num(y),
                               table_dim(s, st, j));
         }
         y += 4;
     }
     os << "</g>\n";
-    return col(p) + cw - x0;
+    return col(n.hi) + cw - x0;
 }
 
 // Seed 002's Figures 13-19 for step k: every memory address of every node,
 // "●" sending its partial sum, "+" receiving and adding, "○" added before,
 // and the dimension the sum crossed. Cells have class "cell".
 double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0,
-                            double y0) {
+                            double y0, nodes n) {
     const int p = 1 << s.params.dim;
     const auto& cells = s.steps[k].memory;
     const std::size_t addresses = cells.empty() ? 0 : cells[0].size();
     const double cw = 30, rh = 17, first = 40;
-    const auto col = [&](int c) { return x0 + first + cw * c; };
+    const auto col = [&](int c) { return x0 + first + cw * (c - n.lo); };
     os << fmt::format(R"(<g class="memory" font-size="12" font-family="monospace">)")
        << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Mem</text>)", num(x0), num(y0));
-    for (int i = 0; i < p; ++i)
+    for (int i = n.lo; i < n.hi; ++i)
         os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">P{}</text>)", num(col(i)),
                           num(y0), i);
-    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(p)), num(y0));
+    os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">Dim</text>)", num(col(n.hi)),
+                      num(y0));
     for (std::size_t x = 0; x < addresses; ++x) {
         const double y = y0 + rh * double(x + 1);
         os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0), num(y), x);
@@ -532,42 +638,43 @@ double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::siz
             const std::string& c = cells[std::size_t(i)][x];
             plus = c == "+" ? i : plus;
             dot = c == "●" ? i : dot;
-            os << fmt::format(R"(<text class="cell" data-step="{}" data-mem="{}" data-node="{}" )"
-                              R"(x="{}" y="{}">{}</text>)",
-                              k, x, i, num(col(i) + 6), num(y), c);
+            if (i >= n.lo && i < n.hi)
+                os << fmt::format(
+                    R"(<text class="cell" data-step="{}" data-mem="{}" data-node="{}" )"
+                    R"(x="{}" y="{}">{}</text>)",
+                    k, x, i, num(col(i) + 6), num(y), c);
         }
         if (plus >= 0 && dot >= 0)
-            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(p)), num(y),
+            os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(n.hi)), num(y),
                               std::countr_zero(unsigned(plus ^ dot)));
     }
     os << "</g>\n";
-    return col(p) + cw + 10 - x0;
+    return col(n.hi) + cw + 10 - x0;
 }
 
 // Seed 001's Table 1 from the run: the link element j of logical node i
 // left on in step 1 (cells of class "sched", data-elem j, data-proc i).
-double draw_schedule(std::ostream& os, const algorithm_steps& s, double x0, double y0) {
+double draw_schedule(std::ostream& os, const algorithm_steps& s, double x0, double y0, nodes n) {
     const double cw = 24, rh = 17, first = 70;
-    const int p = 1 << s.params.dim;
     os << fmt::format(R"(<g class="schedule" font-size="12" font-family="monospace">)"
                       R"(<text x="{}" y="{}" font-weight="bold">Schedule phi_i(j), read from )"
                       R"(step 1 (seed 001, Table 1)</text>)"
                       R"(<text x="{}" y="{}" font-weight="bold">j \ i</text>)",
                       num(x0), num(y0), num(x0), num(y0 + rh));
-    for (int i = 0; i < p; ++i)
+    for (int i = n.lo; i < n.hi; ++i)
         os << fmt::format(R"(<text x="{}" y="{}" font-weight="bold">{}</text>)",
-                          num(x0 + first + cw * i), num(y0 + rh), i);
+                          num(x0 + first + cw * (i - n.lo)), num(y0 + rh), i);
     for (std::size_t j = 0; j < s.schedule.size(); ++j) {
         const double y = y0 + rh * double(j + 2);
         os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(x0), num(y), j);
-        for (int i = 0; i < p; ++i)
+        for (int i = n.lo; i < n.hi; ++i)
             os << fmt::format(R"(<text class="sched" data-elem="{}" data-proc="{}" x="{}" )"
                               R"(y="{}">{}</text>)",
-                              j, i, num(x0 + first + cw * i), num(y),
+                              j, i, num(x0 + first + cw * (i - n.lo)), num(y),
                               s.schedule[j][std::size_t(i)]);
     }
     os << "</g>\n";
-    return std::max(first + cw * p, 450.0);
+    return std::max(first + cw * (n.hi - n.lo), 450.0);
 }
 
 std::string step_caption(const algorithm_steps& s, std::size_t k) {
@@ -614,9 +721,61 @@ double side_margin(const algorithm_steps& s) {
     return std::max(150.0, node_radius + 6 + widest_label(s, label_width) + 16);
 }
 
-std::string step_svg(const algorithm_steps& s, std::size_t k) {
+// What a step's picture needs: its body and size (step_svgs gives every step
+// of a run the largest).
+struct picture {
+    std::string body;
+    double width, height;
+};
+
+// A laptop's screen (tests/draw/layout.py): wider tables go below the cube.
+constexpr double screen_width = 1100;
+
+// The key table under the cube: the labels keyed in the picture and the arrow
+// labels left out of it, in columns as wide as the widest entry (wrapped to
+// `width`), down the first column first; its height. Entries have class
+// "key" and their full list as tooltip.
+double draw_keys(std::ostream& os, const std::vector<std::pair<std::string, std::string>>& entries,
+                 double x0, double y0, double width) {
+    if (entries.empty()) return 0;
+    constexpr double size = 11, gap = 24;
+    const auto fit = std::size_t(width / (0.6 * size));
+    std::vector<std::vector<std::string>> wrapped;
+    std::size_t chars = 0;
+    for (const auto& e : entries) {
+        wrapped.push_back(wrap(e.first, fit));
+        for (const auto& l : wrapped.back())
+            chars = std::max(chars, length(l));
+    }
+    const double column = 0.6 * size * double(chars) + gap;
+    const auto columns = std::max<std::size_t>(1, std::size_t((width + gap) / column));
+    const std::size_t rows = (entries.size() + columns - 1) / columns;
+    double y = y0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        std::size_t tall = 1;
+        for (std::size_t c = 0; c < columns && c * rows + r < entries.size(); ++c) {
+            const std::size_t e = c * rows + r;
+            const double x = x0 + column * double(c);
+            tall = std::max(tall, wrapped[e].size());
+            os << fmt::format(R"(<text class="key" x="{}" y="{}" font-size="{}" fill="#111">)",
+                              num(x), num(y + size), size);
+            if (!entries[e].second.empty()) os << "<title>" << xml(entries[e].second) << "</title>";
+            os << text_lines(wrapped[e], x, size) << "</text>";
+        }
+        y += 1.2 * size * double(tall) + 3;
+    }
+    os << '\n';
+    return y - y0;
+}
+
+picture step_svg(const algorithm_steps& s, std::size_t k) {
     const int d = s.params.dim;
-    const cube_layout L(d, side_margin(s), widest_label(s, narrowest_label));
+    double margin = side_margin(s);
+    cube_layout L(d, margin, widest_label(s, narrowest_label));
+    // 5- and 6-cubes keep to a screen's width: their widest labels take more
+    // lines or a key.
+    while (d >= 5 && L.width > screen_width && margin > 60)
+        L = cube_layout(d, margin -= 10, widest_label(s, narrowest_label));
     std::ostringstream body;
     body << arrow_markers(d);
     body << fmt::format(R"(<text x="16" y="24" font-size="16" font-weight="bold">{}</text>)"
@@ -629,46 +788,92 @@ std::string step_svg(const algorithm_steps& s, std::size_t k) {
     for (const std::size_t m : st.messages)
         arrows.emplace_back(L.at[std::size_t(s.report.trace[m].from)],
                             L.at[std::size_t(s.report.trace[m].to)]);
-    node_plan plan = plan_nodes(L, d, st.labels, arrows);
+    node_plan plan = plan_nodes(L, d, st.labels, arrows, st.lists);
     placer& pl = plan.pl;
+    std::vector<std::pair<std::string, std::string>> keys;
+    std::vector<std::string> tips = st.lists;
+    tips.resize(std::size_t(1) << d);
+    for (const keyed_label& e : plan.keyed) {
+        keys.emplace_back(
+            fmt::format("{}node {}: {}", e.key.empty() ? "" : e.key + " = ", e.node, e.text),
+            e.tip);
+        if (tips[std::size_t(e.node)].empty()) tips[std::size_t(e.node)] = e.text;
+    }
     for (std::size_t i = 0; i < st.messages.size(); ++i) {
         const trace_record& t = s.report.trace[st.messages[i]];
         const std::string tip =
             fmt::format("node {} -> node {}{}: {} bytes, t = {} .. {}", t.from, t.to,
                         t.dim < 0 ? std::string(" (routed)") : " on dim " + std::to_string(t.dim),
                         t.bytes, num(t.start), num(t.arrival));
-        arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
-              marker_ref(t.dim), t.dim < 0, "msg",
-              tip + "; it brings " +
-                  (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
-              d <= 4 ? st.carried[i] : "", d >= 4);
+        // From 4-cubes on, whose steps may use 64 links, an arrow label with
+        // no room is only in the tooltip; on smaller cubes in the key table.
+        if (!arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
+                   marker_ref(t.dim), t.dim < 0, "msg",
+                   tip + "; it brings " +
+                       (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
+                   d <= 4 ? st.carried[i] : "") &&
+            d <= 3)
+            keys.emplace_back(fmt::format("{}→{} brings {}", t.from, t.to, st.carried[i]),
+                              st.carried_lists[i]);
     }
     std::vector<bool> hot(std::size_t(1) << d);
     for (const std::size_t m : st.messages)
         hot[std::size_t(s.report.trace[m].to)] = true;
-    draw_nodes(body, L, d, hot, plan.texts, st.lists);
-    double width = L.width, height = L.height + 40;
-    legend(body, 16, L.height + 10, d,
-           "arrows: the messages of this step, with what they bring; red nodes received one");
-    // The tables go beside the cube, or below it from 4-cubes on (a screen's
-    // width holds one of the two); `rows` is a table's height in rows.
-    const bool below = d >= 4;
-    const double tx = below ? 16 : L.width + 10, ty = below ? L.height + 70 : 70;
-    const auto place = [&](double table_width, double rows) {
-        width = below ? std::max(width, tx + table_width + 30) : width + table_width + 30;
-        height = std::max(height, ty + 17.0 * rows);
-    };
-    if (!s.schedule.empty()) place(draw_schedule(body, s, tx, ty), double(s.schedule.size() + 3));
-    if (s.reduction_table && k > 0) {
-        const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
-        place(draw_reduction_table(body, s, k, tx, ty), double(rows + 2));
-    }
-    if (s.table)
-        place(draw_table(body, s, k, tx, ty),
-              double(s.steps.size() * s.params.words + 2) + 4.0 / 17 * double(s.steps.size()));
+    draw_nodes(body, L, d, hot, plan.texts, tips);
     // Wide enough for the title too (16 px bold, about 0.62 em a character).
     const double title = 32 + 0.62 * 16 * double(s.title.size());
-    return svg_open(std::max({width, 640.0, title}), height) + "\n" + body.str() + "</svg>\n";
+    double width = std::max({L.width, 640.0, title}), height = L.height + 40;
+    legend(body, 16, L.height + 10, d,
+           "arrows: the messages of this step, with what they bring; red nodes received one");
+    if (!keys.empty())
+        height = L.height + 50 + draw_keys(body, keys, 16, L.height + 50, width - 32) + 10;
+    // The tables go beside the cube, or below it from 4-cubes on or where a
+    // screen's width does not hold both; a table's height is in rows.
+    const auto tables = [&](std::ostream& os, double tx, double ty, bool split) {
+        std::pair<double, double> size{0, 0};
+        // A table below the cube in as many parts (of the nodes, one below
+        // the other, 10 px apart) as a screen's width needs; each part is
+        // `rows` rows high.
+        const auto place = [&](const auto& draw, double rows) {
+            const int p = 1 << d;
+            for (int parts = 1;; parts *= 2) {
+                std::ostringstream part_os;
+                double y = ty, w = 0;
+                for (int part = 0; part < parts; ++part, y += 17.0 * rows + 10)
+                    w = std::max(w,
+                                 draw(part_os, y, nodes{part * p / parts, (part + 1) * p / parts}));
+                if (!split || parts == p || tx + w + 30 <= screen_width) {
+                    os << part_os.str();
+                    size = {std::max(size.first, w), std::max(size.second, y - 10 - ty)};
+                    return;
+                }
+            }
+        };
+        if (!s.schedule.empty())
+            place([&](std::ostream& o, double y, nodes n) { return draw_schedule(o, s, tx, y, n); },
+                  double(s.schedule.size() + 3));
+        if (s.reduction_table && k > 0) {
+            const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
+            place([&](std::ostream& o, double y,
+                      nodes n) { return draw_reduction_table(o, s, k, tx, y, n); },
+                  double(rows + 2));
+        }
+        if (s.table)
+            place([&](std::ostream& o, double y, nodes n) { return draw_table(o, s, k, tx, y, n); },
+                  double(s.steps.size() * s.params.words + 2) + 4.0 / 17 * double(s.steps.size()));
+        return size;
+    };
+    std::ostringstream beside;
+    const auto [w, h] = tables(beside, L.width + 10, 70, false);
+    if (w > 0 && d <= 3 && L.width + w + 30 <= screen_width) {
+        body << beside.str();
+        width = std::max(width, L.width + w + 30), height = std::max(height, 70 + h);
+    } else if (w > 0) {
+        const double ty = height + 30;
+        const auto [bw, bh] = tables(body, 16, ty, true);
+        width = std::max(width, 16 + bw + 30), height = ty + bh;
+    }
+    return {body.str(), width, height};
 }
 
 constexpr std::string_view page_style = R"(
@@ -733,9 +938,15 @@ void page(std::ostream& os, const std::string& title, const std::string& facts,
 } // namespace
 
 std::vector<std::string> step_svgs(const algorithm_steps& s) {
+    std::vector<picture> steps;
+    double width = 0, height = 0;
+    for (std::size_t k = 0; k < s.steps.size(); ++k) {
+        steps.push_back(step_svg(s, k));
+        width = std::max(width, steps.back().width), height = std::max(height, steps.back().height);
+    }
     std::vector<std::string> out;
-    for (std::size_t k = 0; k < s.steps.size(); ++k)
-        out.push_back(step_svg(s, k));
+    for (const picture& p : steps)
+        out.push_back(svg_open(width, height) + "\n" + p.body + "</svg>\n");
     return out;
 }
 

@@ -38,11 +38,14 @@ namespace {
 // A symbolic element: the nodes whose data it is (one bit: a block; several:
 // a partial sum of theirs) and which element of their data. Sums are unions;
 // a sum that counts a node twice or mixes elements is flagged, and shows.
+// The flags above `word` number the words of a pair's block, which alltoall
+// all-port sends on different links: a node holds a block while it holds
+// any of its words.
 struct sym {
     std::uint64_t mask = 0;
     std::uint32_t item = 0;
     std::uint32_t flags = 0;
-    static constexpr std::uint32_t mixed = 1, twice = 2;
+    static constexpr std::uint32_t mixed = 1, twice = 2, marks = mixed | twice, word = 4;
     friend bool operator==(const sym&, const sym&) = default;
     friend sym operator+(sym a, sym b) {
         if (!a.mask) return b;
@@ -323,15 +326,16 @@ sym_program program_for(const run_params& p) {
         g.style = label_style::pairs;
         g.transit = true;
         each([&](int i) {
-            g.in[std::size_t(i)] = blocks(n, m, [&](int b, std::size_t) {
-                return sym{std::uint64_t(1) << i, std::uint32_t(b), 0};
+            g.in[std::size_t(i)] = blocks(n, m, [&](int b, std::size_t j) {
+                return sym{std::uint64_t(1) << i, std::uint32_t(b), std::uint32_t(j) * sym::word};
             });
             g.out[std::size_t(i)].resize(std::size_t(n) * m);
         });
         const auto algo =
             pick<alltoall_algo>(p, {{"dimension-exchange", alltoall_algo::dimension_exchange},
                                     {"pairwise", alltoall_algo::pairwise},
-                                    {"ring", alltoall_algo::ring}});
+                                    {"ring", alltoall_algo::ring},
+                                    {"all-port", alltoall_algo::all_port}});
         g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
             alltoall(me, std::span<const sym>(in), std::span<sym>(out), algo);
         };
@@ -453,7 +457,7 @@ std::vector<std::string> products(const std::vector<sym>& v, label_style style) 
     std::map<int, std::uint64_t> items; // node -> its j
     for (const sym& s : v)
         if (s.mask) {
-            if (!std::has_single_bit(s.mask) || s.flags || s.item >= 64) return {};
+            if (!std::has_single_bit(s.mask) || (s.flags & sym::marks) || s.item >= 64) return {};
             items[std::countr_zero(s.mask)] |= std::uint64_t(1) << s.item;
         }
     std::vector<std::pair<std::uint64_t, std::uint64_t>> groups; // nodes, their j

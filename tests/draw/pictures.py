@@ -9,11 +9,12 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 
 import layout
 
-d = sys.argv[1]
+d, hcube = sys.argv[1], sys.argv[2]
 SVG = "{http://www.w3.org/2000/svg}"
 failures = []
 
@@ -216,17 +217,48 @@ for u, line in enumerate(fig_12.splitlines()):
 
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
 
-# Layout (layout.py): in every step picture of allgather, broadcast, scatter,
-# alltoall and descend on a 3-cube, descend on a 2-cube, and allgather,
-# broadcast, reduce, scan and scatter on a 4-cube (two cubes side by side, the
-# long dimension-3 links passing between the nodes), the node labels, ids and
-# arrow labels overlap no other text, stay inside the picture and cross no
-# arrow, head or link, and no picture is wider than a laptop's screen.
-four = {"ag4": 5, "bc4": 5, "rd4": 5, "scan4": 5, "sc4": 5}
-svgs = [os.path.join(d, sub, f"step-{k}.svg") for sub in ("steps", "bc", "sc", "a2a")
-        for k in range(4)] + [os.path.join(d, "desc", f"step-{k}.svg") for k in range(12)] + [
-            os.path.join(d, sub, f"step-{k}.svg") for sub, steps in four.items()
-            for k in range(steps)]
+# Layout (layout.py): in every step picture of every operation and algorithm
+# of `hcube list` on a 2-, 3- and 4-cube, of descend on a 2-cube with the
+# prefix kernel, and of a few on 5- and 6-cubes (the 4-cubes in rows), the
+# node labels, keys, ids and arrow labels overlap no other text, stay inside
+# the picture and cross no arrow, head or link, and no picture is wider than
+# a laptop's screen. All-port algorithms run with m = 3 (three parts), descend
+# with M = 2N, aspc four-step all-port too.
+catalog, op = [], None
+for line in subprocess.run([hcube, "list"], capture_output=True, text=True,
+                           check=True).stdout.splitlines():
+    if line[:1].isalpha() and not line.startswith("operations"):
+        op = line.strip()
+    elif op and line.startswith("  ") and line[2:3].isalpha():
+        name, formula = line.split(None, 1)
+        catalog.append((op, name, "all-port" in formula))
+check(len(catalog) >= 41, f"hcube list: only {len(catalog)} algorithms")
+
+
+def draw(op, algo, all_port, dim):
+    """The SVG files of one run's steps ([] where the algorithm does not fit
+    the dimension, as mesh on odd ones)."""
+    out = os.path.join(d, "catalog", f"{op}-{algo}-{dim}")
+    args = [hcube, "draw", op, "--algo", algo, "--dim", str(dim), "--svg-dir", out, "--words",
+            str(2 << dim) if op == "descend" else "3" if all_port else "1"]
+    r = subprocess.run(args + (["--ports", "all"] if all_port else []), capture_output=True,
+                       text=True)
+    if r.returncode == 2 and "needs the all-port model" in r.stderr:
+        r = subprocess.run(args + ["--ports", "all"], capture_output=True, text=True)
+    if r.returncode == 2 and "even dimension" in r.stderr:
+        return []
+    check(r.returncode == 0, f"hcube draw {op} {algo} --dim {dim}: {r.stderr.strip()}")
+    return [os.path.join(out, f) for f in sorted(os.listdir(out))] if r.returncode == 0 else []
+
+
+runs = [(op, algo, ap, dim) for dim in (2, 3, 4) for op, algo, ap in catalog]
+runs += [("allgather", "hypercube", False, 5), ("alltoall", "dimension-exchange", False, 5),
+         ("allgather", "hypercube", False, 6), ("broadcast", "binomial", False, 6),
+         ("reduce", "rotated-trees", True, 6)]  # wide labels: narrower margins
+with ThreadPoolExecutor(2) as pool:
+    svgs = [f for files in pool.map(lambda r: draw(*r), runs) for f in files]
+check(len(svgs) > 800, f"only {len(svgs)} step pictures drawn")
+svgs += [os.path.join(d, "desc", f"step-{k}.svg") for k in range(12)]
 failures += layout.problems(chromium, svgs, d)
 
 if failures:
