@@ -21,6 +21,7 @@
 using namespace hcube;
 using detail::boost_spsc;
 using detail::descriptor;
+using detail::link_table;
 using detail::payload;
 using detail::ring;
 
@@ -89,11 +90,19 @@ link_impl ran_with(link_impl asked) {
     return r.link_implementation;
 }
 
+// A table of one link of capacity `capacity`, as the machine builds them.
+template <detail::spsc_link L>
+L& one_link(link_table& t, std::size_t capacity) {
+    t.build<L>(1, capacity, [](std::size_t) { return true; });
+    return t.at<L>(0);
+}
+
 } // namespace
 
 TEST_CASE_TEMPLATE("a link delivers in FIFO order and counts pushes and deliveries", L, ring,
                    boost_spsc) {
-    L l(16);
+    link_table t;
+    L& l = one_link<L>(t, 16);
     CHECK(l.empty());
     for (std::uint64_t n = 1; n <= 10; ++n) {
         REQUIRE(l.writable());
@@ -122,7 +131,8 @@ TEST_CASE_TEMPLATE("a link holds exactly its capacity, then refuses until a pop"
     // 1 (link_capacity 0 and 1), a power of two, and sizes the ring rounds up.
     for (const std::size_t capacity : {1u, 3u, 5u, 16u}) {
         CAPTURE(capacity);
-        L l(capacity);
+        link_table t;
+        L& l = one_link<L>(t, capacity);
         std::uint64_t n = 0;
         while (l.writable() && n < 100)
             push_message(l, ++n);
@@ -145,7 +155,8 @@ TEST_CASE_TEMPLATE("a link holds exactly its capacity, then refuses until a pop"
 
 TEST_CASE_TEMPLATE("a link wraps around its slots many times", L, ring, boost_spsc) {
     // Batches of 1..capacity messages, so the indices wrap at every offset.
-    L l(3);
+    link_table t;
+    L& l = one_link<L>(t, 3);
     std::uint64_t pushed = 0, popped = 0;
     bool ok = true;
     for (int round = 0; round < 600; ++round) {
@@ -171,7 +182,8 @@ TEST_CASE_TEMPLATE("a link wraps around its slots many times", L, ring, boost_sp
 // ThreadSanitizer, as a race).
 TEST_CASE_TEMPLATE("a link survives a producer and a consumer thread", L, ring, boost_spsc) {
     const std::uint64_t messages = test::sanitized ? 10000 : 100000;
-    L l(4);
+    link_table t;
+    L& l = one_link<L>(t, 4);
     std::vector<std::uint64_t> lent(8);
     std::atomic<std::uint64_t> bad{0};
     std::thread producer([&] {

@@ -41,8 +41,11 @@ namespace hcube::detail {
 
 class boost_spsc {
 public:
+    // Nothing besides itself in the link table's arena: spsc_queue allocates
+    // its slots.
+    static std::size_t extra_bytes(std::size_t) noexcept { return 0; }
     // Holds up to `capacity` (>= 1) messages.
-    explicit boost_spsc(std::size_t capacity)
+    boost_spsc(std::size_t capacity, void*)
         : queue_(capacity) {}
     boost_spsc(const boost_spsc&) = delete;
     boost_spsc& operator=(const boost_spsc&) = delete;

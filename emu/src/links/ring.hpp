@@ -14,7 +14,8 @@
 //
 //   producer line  tail, head_cache, slots, mask, capacity     (written by the producer)
 //   consumer line  head, reading, slots, mask                   (written by the consumer)
-//   slots          one cache line each: seq + descriptor
+//   slots          one cache line each: seq + descriptor, right after the two
+//                  lines (the link table's arena, links/link.hpp)
 //
 // Memory ordering:
 // - slot.seq: the producer fills the descriptor, then stores seq = n + 1 with
@@ -39,21 +40,26 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
-
-#include <tbb/cache_aligned_allocator.h>
+#include <new>
 
 #include "message.hpp"
 
 namespace hcube::detail {
 
-class ring {
+class alignas(cache_line) ring {
+    struct slot;
+
 public:
-    // Holds up to `capacity` (>= 1) messages.
-    explicit ring(std::size_t capacity)
-        : slots_(std::bit_ceil(capacity))
-        , producer_{slots_.data(), slots_.size() - 1, capacity}
-        , consumer_{slots_.data(), slots_.size() - 1} {}
+    // The bytes its slots take after the ring itself.
+    static std::size_t extra_bytes(std::size_t capacity) noexcept {
+        return std::bit_ceil(capacity) * sizeof(slot);
+    }
+    // Holds up to `capacity` (>= 1) messages; its slots are constructed at
+    // `extra`, extra_bytes(capacity) bytes aligned to a cache line.
+    ring(std::size_t capacity, void* extra)
+        : producer_{make_slots(extra, std::bit_ceil(capacity)), std::bit_ceil(capacity) - 1,
+                    capacity}
+        , consumer_{producer_.slots, producer_.mask} {}
     ring(const ring&) = delete;
     ring& operator=(const ring&) = delete;
 
@@ -134,8 +140,13 @@ private:
         descriptor d;
     };
     static_assert(sizeof(slot) == cache_line, "a slot (seq + descriptor) is one cache line");
+    static slot* make_slots(void* at, std::size_t n) noexcept {
+        slot* first = static_cast<slot*>(at);
+        for (std::size_t i = 0; i < n; ++i)
+            new (first + i) slot;
+        return first;
+    }
 
-    std::vector<slot, tbb::cache_aligned_allocator<slot>> slots_;
     struct alignas(cache_line) producer_side {
         slot* slots;
         std::size_t mask;
