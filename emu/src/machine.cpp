@@ -456,6 +456,7 @@ std::vector<undelivered> drain(machine_state& m) {
                     if (desc.kind == payload::heap) payload_free(const_cast<void*>(desc.ptr));
                     l.pop();
                 }
+                l.rewind();
                 if (u.messages) left.push_back(u);
             }
         });

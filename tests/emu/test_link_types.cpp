@@ -126,6 +126,42 @@ TEST_CASE_TEMPLATE("a link delivers in FIFO order and counts pushes and deliveri
     CHECK(l.pending().bytes == 0);
 }
 
+// The runs of a machine: between them every link is rewound (machine.cpp,
+// drain). A message number whose slot kept its sequence number would then
+// look like a new message in that slot.
+TEST_CASE_TEMPLATE("a link rewound between runs holds nothing stale and counts on", L, ring,
+                   boost_spsc) {
+    for (const std::size_t capacity : {1u, 3u, 16u}) {
+        link_table t;
+        L& l = one_link<L>(t, capacity);
+        for (const std::uint64_t run : {1u, 2u, 5u, 1u, 40u, 0u, 3u}) {
+            CAPTURE(capacity);
+            CAPTURE(run);
+            const std::uint64_t base = l.pushed();
+            for (std::uint64_t n = 1; n <= run; ++n) {
+                REQUIRE(l.writable());
+                push_message(l, n);
+                REQUIRE_FALSE(l.empty());
+                CHECK(front_is(l, n));
+                l.pop();
+                CHECK(l.consumed() == base + n);
+            }
+            CHECK(l.empty());
+            l.rewind();
+            CHECK(l.empty());
+            CHECK(l.pending().messages == 0);
+            CHECK(l.consumed() == l.pushed());
+        }
+    }
+    link_table t;
+    ring& r = one_link<ring>(t, 4);
+    push_message(r, 1);
+    r.pop();
+    r.rewind();
+    CHECK(r.pushed() == 0);
+    CHECK(r.consumed() == 0);
+}
+
 TEST_CASE_TEMPLATE("a link holds exactly its capacity, then refuses until a pop", L, ring,
                    boost_spsc) {
     // 1 (link_capacity 0 and 1), a power of two, and sizes the ring rounds up.

@@ -83,6 +83,9 @@ public:
     }
     std::atomic<bool>& reading() noexcept { return consumer_.reading; }
 
+    // spsc_queue has no way to start over; its indices just go on.
+    void rewind() noexcept {}
+
     // For a report made from another thread while neither end moves.
     link_backlog pending() const noexcept {
         return {producer_.pushed.load(std::memory_order_relaxed) -

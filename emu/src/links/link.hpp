@@ -21,6 +21,8 @@
 //   buffer (node.cpp, pending_deliveries).
 // - pending(): what is unread, callable from another thread while both ends
 //   are parked (the deadlock report), without a data race.
+// - rewind(): between runs, on an empty link; pushed() and consumed() may
+//   count from 0 again.
 // The node layer is compiled once per implementation (with_link_type), so a
 // push or a pop is a direct, inlinable call: no dispatch on the hot path.
 #pragma once
@@ -62,6 +64,7 @@ concept spsc_link = std::constructible_from<L, std::size_t, void*> && requires(L
     { c.consumed() } -> std::same_as<std::uint64_t>;
     { l.reading() } -> std::same_as<std::atomic<bool>&>;
     { c.pending() } -> std::same_as<link_backlog>;
+    l.rewind(); // both ends idle, nothing unread: may start over (counts from 0)
 };
 
 static_assert(spsc_link<ring>);
