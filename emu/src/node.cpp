@@ -423,8 +423,8 @@ struct access {
         m.wake(m.nodes[peer]);
         if (m.net) m.net->progress(); // ship it now if it leaves this rank
 
-        s.sent[k].messages += 1;
-        s.sent[k].bytes += bytes;
+        s.ends[k].sent.messages += 1;
+        s.ends[k].sent.bytes += bytes;
         if (m.cfg.trace)
             s.trace.push_back({id, peer, k, start.steps, start.time, (start + dur).time, bytes,
                                std::int64_t(s.calls.size()) - 1});
