@@ -551,6 +551,9 @@ template <class Access, class Receive>
 void exchange_on(Access a, int k, const void* out, std::size_t bytes, std::size_t elem,
                  std::uint32_t type, Receive receive) {
     a.check_dim(k, "exchange");
+    a.out(k).prefetch_producer();
+    a.in(k).prefetch_consumer();
+    __builtin_prefetch(&a.m.nodes[a.id ^ (1 << k)], 1);
     const bool borrowed = a.borrow(bytes);
     auto pending = a.deliveries();
     const std::uint64_t seq = a.post(k, out, bytes, elem, type, borrowed);

@@ -64,7 +64,11 @@ public:
         return producer_.pushed.load(std::memory_order_relaxed);
     }
 
+    void prefetch_producer() const noexcept {}
+
     // ---- consumer ----
+
+    void prefetch_consumer() const noexcept {}
 
     bool empty() const noexcept { return queue_.read_available() == 0; }
     const descriptor& front() const noexcept { return queue_.front().d; }

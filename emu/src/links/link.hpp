@@ -65,6 +65,9 @@ concept spsc_link = std::constructible_from<L, std::size_t, void*> && requires(L
     { l.reading() } -> std::same_as<std::atomic<bool>&>;
     { c.pending() } -> std::same_as<link_backlog>;
     l.rewind(); // both ends idle, nothing unread: may start over (counts from 0)
+    // hints: start fetching what a push or a receive reads first
+    c.prefetch_producer();
+    c.prefetch_consumer();
 };
 
 static_assert(spsc_link<ring>);
