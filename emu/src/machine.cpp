@@ -65,8 +65,10 @@ void detail::finish_node(machine_state& m, int i) {
     route_finish(m, i);
     if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
     if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        m.finished.store(1, std::memory_order_release);
-        futex_wake(m.finished);
+        // A Dekker pair with the caller's caller_sleeps and its re-check: a
+        // caller still polling is not woken (a system call per run).
+        m.finished.store(1, std::memory_order_seq_cst);
+        if (m.caller_sleeps.load(std::memory_order_seq_cst)) futex_wake(m.finished);
     }
 }
 
@@ -364,12 +366,12 @@ machine::machine(config cfg)
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
         s.send_port.resize(ports);
-        s.sent.resize(d);
+        s.ends.resize(d);
         if (!m.is_local(i)) continue;
         m.with_links([&]<class L>(std::type_identity<L>) {
             for (int k = 0; k < d; ++k) {
-                s.out.push_back(&m.out_link<L>(i, k));
-                s.in.push_back(&m.out_link<L>(i ^ (1 << k), k));
+                s.ends[k].out = &m.out_link<L>(i, k);
+                s.ends[k].in = &m.out_link<L>(i ^ (1 << k), k);
             }
         });
     }
@@ -456,6 +458,7 @@ std::vector<undelivered> drain(machine_state& m) {
                     if (desc.kind == payload::heap) payload_free(const_cast<void*>(desc.ptr));
                     l.pop();
                 }
+                l.rewind();
                 if (u.messages) left.push_back(u);
             }
         });
@@ -602,9 +605,11 @@ std::vector<blocked_wait> wait_in_process(machine_state& m,
                                               std::chrono::steady_clock::now() < until;)
         std::this_thread::yield();
     while (m.finished.load(std::memory_order_acquire) == 0) {
-        if (futex_wait_for(m.finished, 0, watchdog_tick) ||
-            m.cancelled.load(std::memory_order_acquire))
-            continue;
+        m.caller_sleeps.store(true, std::memory_order_seq_cst);
+        const bool woken = m.finished.load(std::memory_order_seq_cst) != 0 ||
+                           futex_wait_for(m.finished, 0, watchdog_tick);
+        m.caller_sleeps.store(false, std::memory_order_relaxed);
+        if (woken || m.cancelled.load(std::memory_order_acquire)) continue;
         std::vector<blocked_wait> waits;
         if (sampler.blocked(waits) < m.cfg.deadlock_grace) continue;
         deadlock = sampler.described(std::move(waits));
@@ -679,7 +684,8 @@ run_report machine::run(const std::function<void(node&)>& program) {
         s.clock = {};
         std::fill(s.send_port.begin(), s.send_port.end(), vclock{});
         s.recv_port = {};
-        std::fill(s.sent.begin(), s.sent.end(), link_stats{});
+        for (auto& e : s.ends)
+            e.sent = {};
         s.trace.clear();
         s.calls.clear();
         s.receipts.clear();
@@ -751,7 +757,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
         r.node_time[i] = end.time;
         r.node_steps[i] = end.steps;
         for (int k = 0; k < m.cfg.dim; ++k)
-            r.links[std::size_t(i) * m.cfg.dim + k] = s.sent[k];
+            r.links[std::size_t(i) * m.cfg.dim + k] = s.ends[k].sent;
     }
     // The router's share: over MPI rank 0's router counted every link's.
     for (std::size_t l = 0; l < r.links.size(); ++l) {

@@ -423,8 +423,8 @@ struct access {
         m.wake(m.nodes[peer]);
         if (m.net) m.net->progress(); // ship it now if it leaves this rank
 
-        s.sent[k].messages += 1;
-        s.sent[k].bytes += bytes;
+        s.ends[k].sent.messages += 1;
+        s.ends[k].sent.bytes += bytes;
         if (m.cfg.trace)
             s.trace.push_back({id, peer, k, start.steps, start.time, (start + dur).time, bytes,
                                std::int64_t(s.calls.size()) - 1});
@@ -551,6 +551,9 @@ template <class Access, class Receive>
 void exchange_on(Access a, int k, const void* out, std::size_t bytes, std::size_t elem,
                  std::uint32_t type, Receive receive) {
     a.check_dim(k, "exchange");
+    a.out(k).prefetch_producer();
+    a.in(k).prefetch_consumer();
+    __builtin_prefetch(&a.m.nodes[a.id ^ (1 << k)], 1);
     const bool borrowed = a.borrow(bytes);
     auto pending = a.deliveries();
     const std::uint64_t seq = a.post(k, out, bytes, elem, type, borrowed);

@@ -41,8 +41,11 @@ namespace hcube::detail {
 
 class boost_spsc {
 public:
+    // Nothing besides itself in the link table's arena: spsc_queue allocates
+    // its slots.
+    static std::size_t extra_bytes(std::size_t) noexcept { return 0; }
     // Holds up to `capacity` (>= 1) messages.
-    explicit boost_spsc(std::size_t capacity)
+    boost_spsc(std::size_t capacity, void*)
         : queue_(capacity) {}
     boost_spsc(const boost_spsc&) = delete;
     boost_spsc& operator=(const boost_spsc&) = delete;
@@ -61,7 +64,11 @@ public:
         return producer_.pushed.load(std::memory_order_relaxed);
     }
 
+    void prefetch_producer() const noexcept {}
+
     // ---- consumer ----
+
+    void prefetch_consumer() const noexcept {}
 
     bool empty() const noexcept { return queue_.read_available() == 0; }
     const descriptor& front() const noexcept { return queue_.front().d; }
@@ -79,6 +86,9 @@ public:
         return consumer_.consumed.load(std::memory_order_acquire);
     }
     std::atomic<bool>& reading() noexcept { return consumer_.reading; }
+
+    // spsc_queue has no way to start over; its indices just go on.
+    void rewind() noexcept {}
 
     // For a report made from another thread while neither end moves.
     link_backlog pending() const noexcept {

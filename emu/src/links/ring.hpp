@@ -14,7 +14,8 @@
 //
 //   producer line  tail, head_cache, slots, mask, capacity     (written by the producer)
 //   consumer line  head, reading, slots, mask                   (written by the consumer)
-//   slots          one cache line each: seq + descriptor
+//   slots          one cache line each: seq + descriptor, right after the two
+//                  lines (the link table's arena, links/link.hpp)
 //
 // Memory ordering:
 // - slot.seq: the producer fills the descriptor, then stores seq = n + 1 with
@@ -35,25 +36,31 @@
 //   buffer, or the owner sees it reading and waits for the (bounded) copy.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <vector>
-
-#include <tbb/cache_aligned_allocator.h>
+#include <new>
 
 #include "message.hpp"
 
 namespace hcube::detail {
 
-class ring {
+class alignas(cache_line) ring {
+    struct slot;
+
 public:
-    // Holds up to `capacity` (>= 1) messages.
-    explicit ring(std::size_t capacity)
-        : slots_(std::bit_ceil(capacity))
-        , producer_{slots_.data(), slots_.size() - 1, capacity}
-        , consumer_{slots_.data(), slots_.size() - 1} {}
+    // The bytes its slots take after the ring itself.
+    static std::size_t extra_bytes(std::size_t capacity) noexcept {
+        return std::bit_ceil(capacity) * sizeof(slot);
+    }
+    // Holds up to `capacity` (>= 1) messages; its slots are constructed at
+    // `extra`, extra_bytes(capacity) bytes aligned to a cache line.
+    ring(std::size_t capacity, void* extra)
+        : producer_{make_slots(extra, std::bit_ceil(capacity)), std::bit_ceil(capacity) - 1,
+                    capacity}
+        , consumer_{producer_.slots, producer_.mask} {}
     ring(const ring&) = delete;
     ring& operator=(const ring&) = delete;
 
@@ -84,7 +91,12 @@ public:
     // Messages pushed so far; message n (from 1) is delivered once consumed() >= n.
     std::uint64_t pushed() const noexcept { return producer_.tail; }
 
+    // Its line, fetched ahead of a push (a miss in flight with others).
+    void prefetch_producer() const noexcept { __builtin_prefetch(&producer_, 1); }
+
     // ---- consumer ----
+
+    void prefetch_consumer() const noexcept { __builtin_prefetch(&consumer_, 1); }
 
     bool empty() const noexcept {
         const auto& c = consumer_;
@@ -112,6 +124,20 @@ public:
 
     std::atomic<bool>& reading() noexcept { return consumer_.reading; }
 
+    // With both ends idle and nothing unread (after a run): starts over at
+    // slot 0, so the next run's messages use the lines this run's did. A ring
+    // that moved on by a slot per run brought a cold line into every hop of a
+    // one-word pattern (at d = 12, 3 MB of them per run).
+    void rewind() noexcept {
+        const std::uint64_t n = consumer_.head.load(std::memory_order_relaxed);
+        if (n == 0) return;
+        for (std::uint64_t i = n - std::min<std::uint64_t>(n, consumer_.mask + 1); i < n; ++i)
+            consumer_.slots[i & consumer_.mask].seq.store(0, std::memory_order_relaxed);
+        consumer_.head.store(0, std::memory_order_relaxed);
+        producer_.tail = 0;
+        producer_.head_cache = 0;
+    }
+
     // Messages not yet received and their bytes, for a report made from another
     // thread while neither end moves: it reads only published slots (their seq,
     // with acquire), never an index the producer owns.
@@ -134,8 +160,13 @@ private:
         descriptor d;
     };
     static_assert(sizeof(slot) == cache_line, "a slot (seq + descriptor) is one cache line");
+    static slot* make_slots(void* at, std::size_t n) noexcept {
+        slot* first = static_cast<slot*>(at);
+        for (std::size_t i = 0; i < n; ++i)
+            new (first + i) slot;
+        return first;
+    }
 
-    std::vector<slot, tbb::cache_aligned_allocator<slot>> slots_;
     struct alignas(cache_line) producer_side {
         slot* slots;
         std::size_t mask;

@@ -96,41 +96,73 @@ const algorithm_record& record_of(std::span<const algorithm_record> table, Enum 
                       std::string(table.front().op));
 }
 
-// Why `needs` does not hold for `s` ("" when it does), naming the values.
-inline std::string unfit(const requirements& needs, std::string_view name, const call_shape& s) {
-    const std::string d = std::to_string(s.dim);
+// The first requirement of `needs` that `s` misses: returns `fits` when none
+// is, else unmet(text), where text() builds the reason naming the values. Each
+// condition is written once, and a fit test (cheapest, on every automatic
+// call) builds no text: it was a tenth of a back-to-back p = 64 allreduce.
+template <class R, class Unmet>
+R first_unmet(const requirements& needs, std::string_view name, const call_shape& s, R fits,
+              Unmet unmet) {
+    const auto d = [&] { return std::to_string(s.dim); };
     if (s.dim < needs.min_dim)
-        return "needs dimension >= " + std::to_string(needs.min_dim) + " (this run has " + d + ")";
+        return unmet([&] {
+            return "needs dimension >= " + std::to_string(needs.min_dim) + " (this run has " + d() +
+                   ")";
+        });
     if (needs.only_ports && s.ports != *needs.only_ports)
-        return "needs the " + std::string(to_string(*needs.only_ports)) + " model (this run is " +
-               std::string(to_string(s.ports)) + ")";
+        return unmet([&] {
+            return "needs the " + std::string(to_string(*needs.only_ports)) +
+                   " model (this run is " + std::string(to_string(s.ports)) + ")";
+        });
     if (needs.several_links_from >= 0 && s.dim >= needs.several_links_from &&
-        !s.policy().several_links_at_once()) {
-        const port_policy* wide = &port_policies[0]; // the first model that fits
-        for (const port_policy& p : port_policies)
-            if (p.several_links_at_once() && !wide->several_links_at_once()) wide = &p;
-        return std::string(name) + " exchanges on all " + d + " links at once; run with --ports " +
-               std::string(wide->option) + " (" + std::string(wide->name) + " model)";
-    }
+        !s.policy().several_links_at_once())
+        return unmet([&] {
+            const port_policy* wide = &port_policies[0]; // the first model that fits
+            for (const port_policy& p : port_policies)
+                if (p.several_links_at_once() && !wide->several_links_at_once()) wide = &p;
+            return std::string(name) + " exchanges on all " + d() +
+                   " links at once; run with --ports " + std::string(wide->option) + " (" +
+                   std::string(wide->name) + " model)";
+        });
     if (needs.even_dim && s.dim % 2 != 0)
-        return "needs an even dimension (a sqrt(p) x sqrt(p) mesh); dimension " + d + " is odd";
+        return unmet([&] {
+            return "needs an even dimension (a sqrt(p) x sqrt(p) mesh); dimension " + d() +
+                   " is odd";
+        });
     if (needs.pow2_words_from_p) {
         const auto m = std::size_t(s.words);
         if (!std::has_single_bit(m))
-            return "--words M = " + std::to_string(m) + " is not a power of two";
+            return unmet(
+                [&] { return "--words M = " + std::to_string(m) + " is not a power of two"; });
         if (m < s.nodes())
-            return "--words M = " + std::to_string(m) +
-                   " is smaller than N = " + std::to_string(s.nodes());
+            return unmet([&] {
+                return "--words M = " + std::to_string(m) +
+                       " is smaller than N = " + std::to_string(s.nodes());
+            });
     }
     if (needs.root_in_range && (s.root < 0 || std::size_t(s.root) >= s.nodes()))
-        return "root " + std::to_string(s.root) + " is outside 0.." + std::to_string(s.nodes() - 1);
+        return unmet([&] {
+            return "root " + std::to_string(s.root) + " is outside 0.." +
+                   std::to_string(s.nodes() - 1);
+        });
     if (needs.gray_ring && !s.gray_ring)
-        return "moves along the Gray-code embedded array (position r on node gray(r)), so it "
-               "needs --ring gray; --ring id (node i -> i + q) needs --algo ecube";
+        return unmet([] {
+            return std::string(
+                "moves along the Gray-code embedded array (position r on node gray(r)), so it "
+                "needs --ring gray; --ring id (node i -> i + q) needs --algo ecube");
+        });
     if (needs.commutative_op && !s.commutative)
-        return "combines partials of ids that are not consecutive, so it needs an operator "
-               "that commutes (specialize hcube::is_commutative)";
-    return {};
+        return unmet([] {
+            return std::string(
+                "combines partials of ids that are not consecutive, so it needs an operator "
+                "that commutes (specialize hcube::is_commutative)");
+        });
+    return fits;
+}
+
+// Why `needs` does not hold for `s` ("" when it does), naming the values.
+inline std::string unfit(const requirements& needs, std::string_view name, const call_shape& s) {
+    return first_unmet(needs, name, s, std::string(), [](auto text) { return text(); });
 }
 
 inline std::string unfit(const algorithm_record& r, const call_shape& s) {
@@ -151,7 +183,7 @@ inline const algorithm_record* cheapest(std::span<const algorithm_record> record
     const algorithm_record* best = nullptr;
     double best_time = 0;
     for (const algorithm_record& r : records) {
-        if (!unfit(r, s).empty()) continue;
+        if (!first_unmet(r.needs, r.name, s, true, [](auto) { return false; })) continue;
         const double t = r.cost(s);
         if (!best || t < best_time) best = &r, best_time = t;
     }
