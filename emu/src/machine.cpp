@@ -152,7 +152,7 @@ std::map<int, link_backlog> routed_backlog(node_state& s) {
     s.routed_in.for_each([&](const routed_message& msg) {
         link_backlog& b = by_source[msg.source];
         b.messages += 1;
-        b.bytes += msg.data.size();
+        b.bytes += msg.bytes;
     });
     return by_source;
 }
@@ -206,6 +206,10 @@ std::string detail::describe_wait(int dim, const wait_info& w) {
     case wait_info::routed:
         os << "recv_routed from node " << w.peer;
         size();
+        break;
+    case wait_info::routed_loan:
+        os << "sendrecv_routed to node " << w.peer << ": waits for node " << w.peer
+           << " to receive its " << w.bytes << " bytes, which it lent, not buffered";
         break;
     case wait_info::none:
         os << "nothing recorded";
@@ -691,6 +695,8 @@ run_report machine::run(const std::function<void(node&)>& program) {
         s.receipts.clear();
         s.error = nullptr;
         s.routed_seq = 0;
+        s.loans = 0;
+        s.loans_returned.store(0, std::memory_order_relaxed);
         s.routed_told = {-1, -1};
         s.routed_told_seq = 0;
         s.parked.store(false, std::memory_order_relaxed);

@@ -225,8 +225,7 @@ public:
             std::lock_guard lock(routed_mu_);
             if (!here) {
                 ++routed_shipped_;
-                queue_routed(header_of(data_routed_kind, msg, bound), msg.data.data(),
-                             msg.data.size(), to);
+                queue_routed(header_of(data_routed_kind, msg, bound), msg.payload(), msg.bytes, to);
             }
             if (rank_ != 0 && to != 0)
                 queue_routed(header_of(submit_kind, msg, bound), nullptr, 0, 0);

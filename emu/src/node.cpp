@@ -116,20 +116,24 @@ void detail::route_finish(machine_state& m, int id) {
 }
 
 // Called by the node whose park or finish left no node active: if every
-// unfinished node is really parked (none rung on its way down), no routed bound
-// can rise any more, so the router places the next message anyway (router.hpp),
-// until a placement wakes someone or nothing is left. Over MPI a rank cannot
-// see the others' nodes, so it never forces (docs/mpi.md).
+// unfinished local node is really parked (none rung on its way down), lent
+// payloads are copied into their messages first (release_loans), so their
+// lenders go on as if the messages had been buffered; then, when no routed
+// bound can rise any more, the router places the next message anyway
+// (router.hpp), until a placement wakes someone or nothing is left. Over MPI a
+// rank cannot see the others' nodes, so it never forces (docs/mpi.md).
 void detail::place_when_all_parked(machine_state& m) {
-    if (m.net) return;
-    thread_local std::vector<int> woken;
     const auto all_parked = [&] {
-        for (int i = 0; i < m.p; ++i)
+        for (int i = m.local_begin; i < m.local_end; ++i)
             if (!m.nodes[i].done.load(std::memory_order_acquire) && !m.nodes[i].parked_unrung())
                 return false;
         return true;
     };
-    while (all_parked() && m.routes.force(woken))
+    // Lenders first: going on, they may send messages with smaller keys than
+    // a forced placement's.
+    if (m.net) return void(all_parked() && release_loans(m));
+    thread_local std::vector<int> woken;
+    while (all_parked() && (release_loans(m) || m.routes.force(woken)))
         m.wake_each(woken);
 }
 
@@ -679,59 +683,69 @@ int node::recv_any_link(sink in) {
 
 // ---- the E-cube router (router.hpp) ------------------------------------------
 
+namespace {
+
 // The sender's half: the message wants to start at max(clock, port) and holds
 // the port for t_s + t_w m from then, whatever congestion later does to its
 // arrival (the router buffers it where it waits), so the sender never waits
-// for the router.
-void node::send_routed_bytes(int dest, bytes_view out) {
-    call_scope scope(*this, *m_, *s_, call_kind::send_routed, -1, dest);
-    machine_state& m = *m_;
-    const int p = 1 << dim_;
+// for the router. The payload is copied into the message, or with `lend` the
+// message points at it (routed_loan). A message to another rank (MPI) always
+// points at it: the backend copies it out before this returns. Returns the
+// message's seq.
+std::uint64_t post_routed(machine_state& m, node_state& s, int id, const char* op, int dest,
+                          const void* data, std::size_t bytes, std::size_t elem, std::uint32_t type,
+                          bool lend) {
+    const int p = 1 << m.cfg.dim;
     if (dest < 0 || dest >= p)
-        fail(id_, "send_routed to node " + std::to_string(dest) + ", outside 0.." +
-                      std::to_string(p - 1));
-    if (dest == id_) fail(id_, "send_routed to itself; routed messages go to other nodes");
+        fail(id, std::string(op) + " to node " + std::to_string(dest) + ", outside 0.." +
+                     std::to_string(p - 1));
+    if (dest == id) fail(id, std::string(op) + " to itself; routed messages go to other nodes");
 
-    const vclock dur = m.message_duration(out.bytes, out.elem);
-    vclock& port = s_->send_port[m.port_index(std::countr_zero(unsigned(id_ ^ dest)))];
-    const vclock start = max(s_->clock, port);
+    const vclock dur = m.message_duration(bytes, elem);
+    vclock& port = s.send_port[m.port_index(std::countr_zero(unsigned(id ^ dest)))];
+    const vclock start = max(s.clock, port);
     port = start + dur;
 
-    // One copy into the heap block, no zero-fill first.
-    const auto* bytes = static_cast<const unsigned char*>(out.data);
-    std::vector<unsigned char> data(bytes, bytes + out.bytes);
-    if (m.cfg.trace) // the arrival is filled in when the router places it
-        s_->trace.push_back({id_, dest, -1, start.steps, start.time, start.time, out.bytes,
-                             std::int64_t(s_->calls.size()) - 1});
-    node_state& d = m.nodes[dest];
     // Over MPI a message to another rank's node is shipped from here.
     const bool local_dest = m.is_local(dest);
+    const auto* payload = static_cast<const unsigned char*>(data);
+    std::vector<unsigned char> copy;
+    if (local_dest && !lend) copy.assign(payload, payload + bytes); // no zero-fill first
+    if (local_dest && lend) m.loans_out.fetch_add(1, std::memory_order_relaxed);
+    if (m.cfg.trace) // the arrival is filled in when the router places it
+        s.trace.push_back({id, dest, -1, start.steps, start.time, start.time, bytes,
+                           std::int64_t(s.calls.size()) - 1});
+    node_state& d = m.nodes[dest];
     routed_message shipped;
     routed_message* msg = &shipped;
     {
         std::unique_lock lock(d.routed_mu, std::defer_lock);
         if (local_dest) {
             lock.lock();
-            msg = &d.routed_in.push(id_);
+            msg = &d.routed_in.push(id);
         }
-        msg->source = id_;
+        msg->source = id;
         msg->dest = dest;
-        msg->seq = s_->routed_seq++;
+        msg->seq = s.routed_seq++;
         msg->wanted = start;
         msg->duration = dur;
-        msg->trace = s_->trace.size() - 1;
-        msg->elem = out.elem;
-        msg->type = out.type;
-        msg->data = std::move(data);
-        msg->bytes = out.bytes;
+        msg->trace = s.trace.size() - 1;
+        msg->elem = elem;
+        msg->type = type;
+        if (local_dest && !lend)
+            msg->data = std::move(copy);
+        else
+            msg->lent = payload;
+        msg->bytes = bytes;
     }
-    const vclock bound = routed_bound(*s_);
-    tell_router(*s_, bound, s_->routed_seq);
+    const std::uint64_t seq = s.routed_seq - 1;
+    const vclock bound = routed_bound(s);
+    tell_router(s, bound, s.routed_seq);
     if (m.net) {
         m.net->submit_routed(*msg, bound);
         if (local_dest) m.wake(d);
         m.net->progress();
-        return;
+        return seq;
     }
     thread_local std::vector<int> woken;
     m.routes.submit(*msg, bound, woken);
@@ -739,6 +753,100 @@ void node::send_routed_bytes(int dest, bytes_view out) {
     // the router it waits for it).
     if (std::find(woken.begin(), woken.end(), dest) == woken.end()) woken.push_back(dest);
     m.wake_each(woken);
+    return seq;
+}
+
+// Copies a lent payload into its message (under the destination's inbox lock).
+void buffer_lent(routed_message& msg) {
+    msg.data.assign(msg.lent, msg.lent + msg.bytes);
+    msg.lent = nullptr;
+}
+
+// Node `lender` may reuse a payload it lent: its receiver copied it out, or
+// someone copied it into the message.
+void return_loan(machine_state& m, int lender) {
+    m.loans_out.fetch_sub(1, std::memory_order_relaxed);
+    m.nodes[lender].loans_returned.fetch_add(1, std::memory_order_release);
+    m.wake(m.nodes[lender]);
+}
+
+// A payload that sendrecv_routed lent to its routed message instead of copying
+// it: the receiver copies it straight into its own buffer and returns the loan
+// (take_routed), so each byte is copied once, and wait() parks until then, like
+// a rendezvous exchange. The lender's buffer must outlive the loan, so a lender
+// that unwinds first copies the payload into the message. So does the last
+// node to park when the whole machine would stall otherwise (release_loans):
+// lenders then go on as if their messages had been buffered, and the program
+// behaves, in virtual time and in what deadlocks, exactly as with send_routed.
+class routed_loan {
+public:
+    routed_loan(machine_state& m, node_state& s, int id) noexcept
+        : m_(m)
+        , s_(s)
+        , id_(id) {}
+    routed_loan(const routed_loan&) = delete;
+    routed_loan& operator=(const routed_loan&) = delete;
+
+    void lent(int dest, std::uint64_t seq, std::size_t bytes) noexcept {
+        ++s_.loans;
+        dest_ = dest;
+        seq_ = seq;
+        bytes_ = bytes;
+    }
+
+    void wait() {
+        if (dest_ < 0) return;
+        wait_until(m_, s_,
+                   [&] { return s_.loans_returned.load(std::memory_order_acquire) == s_.loans; },
+                   {wait_info::routed_loan, -1, dest_, bytes_, false});
+        dest_ = -1;
+    }
+
+    ~routed_loan() {
+        if (dest_ < 0) return;
+        node_state& d = m_.nodes[dest_];
+        bool lent = false;
+        {
+            std::lock_guard lock(d.routed_mu);
+            if (routed_message* msg = d.routed_in.find(id_, seq_); msg && msg->lent) {
+                buffer_lent(*msg);
+                lent = true;
+            }
+        }
+        if (lent) return_loan(m_, id_);
+    }
+
+private:
+    machine_state& m_;
+    node_state& s_;
+    int id_;
+    int dest_ = -1;
+    std::uint64_t seq_ = 0;
+    std::size_t bytes_ = 0;
+};
+
+} // namespace
+
+bool detail::release_loans(machine_state& m) {
+    if (m.loans_out.load(std::memory_order_acquire) == 0) return false;
+    std::vector<int> lenders;
+    for (int i = m.local_begin; i < m.local_end; ++i) {
+        node_state& d = m.nodes[i];
+        std::lock_guard lock(d.routed_mu);
+        d.routed_in.for_each([&](routed_message& msg) {
+            if (!msg.lent) return;
+            buffer_lent(msg);
+            lenders.push_back(msg.source);
+        });
+    }
+    for (const int lender : lenders)
+        return_loan(m, lender);
+    return !lenders.empty();
+}
+
+void node::send_routed_bytes(int dest, bytes_view out) {
+    call_scope scope(*this, *m_, *s_, call_kind::send_routed, -1, dest);
+    post_routed(*m_, *s_, id_, "send_routed", dest, out.data, out.bytes, out.elem, out.type, false);
 }
 
 namespace {
@@ -780,14 +888,17 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
     }
 
     vclock arrival, dur;
+    bool lent;
     {
         std::lock_guard lock(s.routed_mu);
         const routed_message& msg = *s.routed_in.front(source);
         consume(msg);
         arrival = msg.arrival;
         dur = msg.duration;
+        lent = msg.lent;
         s.routed_in.pop(source);
     }
+    if (lent) return_loan(m, source);
     charge_receive(m, s, arrival, dur);
     if (m.cfg.trace) s.receipts.push_back({source, -1, std::int64_t(s.calls.size()) - 1});
 }
@@ -800,9 +911,9 @@ std::string routed_from(int source) {
 void check_routed(int id, int source, const routed_message& msg, std::size_t bytes,
                   std::size_t elem, std::uint32_t type, bool exact) {
     if (msg.type != type) fail(id, routed_from(source) + ": " + type_mismatch(msg.type, type));
-    if (exact && msg.data.size() != bytes)
+    if (exact && msg.bytes != bytes)
         fail(id, routed_from(source) + ": expected " + elements(bytes, elem) + ", message has " +
-                     elements(msg.data.size(), elem));
+                     elements(msg.bytes, elem));
 }
 
 } // namespace
@@ -811,7 +922,7 @@ void node::recv_routed_bytes(int source, bytes_span in) {
     call_scope scope(*this, *m_, *s_, call_kind::recv_routed, -1, source);
     take_routed(*m_, *s_, id_, source, in.bytes, true, [&](const routed_message& msg) {
         check_routed(id_, source, msg, in.bytes, in.elem, in.type, true);
-        if (in.bytes) std::memcpy(in.data, msg.data.data(), in.bytes);
+        if (in.bytes) std::memcpy(in.data, msg.payload(), in.bytes);
     });
 }
 
@@ -819,9 +930,28 @@ void node::recv_routed_any_size(int source, sink in) {
     call_scope scope(*this, *m_, *s_, call_kind::recv_routed, -1, source);
     take_routed(*m_, *s_, id_, source, 0, false, [&](const routed_message& msg) {
         check_routed(id_, source, msg, 0, in.elem, in.type, false);
-        void* dst = in.alloc(in.ctx, msg.data.size());
-        if (!msg.data.empty()) std::memcpy(dst, msg.data.data(), msg.data.size());
+        void* dst = in.alloc(in.ctx, msg.bytes);
+        if (msg.bytes) std::memcpy(dst, msg.payload(), msg.bytes);
     });
+}
+
+void node::sendrecv_routed_bytes(int dest, bytes_view out, int source, bytes_span in) {
+    machine_state& m = *m_;
+    routed_loan loan(m, *s_, id_);
+    {
+        call_scope scope(*this, m, *s_, call_kind::send_routed, -1, dest);
+        // A receive into the payload itself would overwrite it before the
+        // receiver copied it: buffered then.
+        const auto o = reinterpret_cast<std::uintptr_t>(out.data),
+                   i = reinterpret_cast<std::uintptr_t>(in.data);
+        const bool overlap = o < i + in.bytes && i < o + out.bytes;
+        const bool lend = out.bytes > m.cfg.eager_limit && m.is_local(dest) && !overlap;
+        const std::uint64_t seq = post_routed(m, *s_, id_, "sendrecv_routed", dest, out.data,
+                                              out.bytes, out.elem, out.type, lend);
+        if (lend) loan.lent(dest, seq, out.bytes);
+    }
+    recv_routed_bytes(source, in);
+    loan.wait();
 }
 
 } // namespace hcube

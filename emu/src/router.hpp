@@ -82,8 +82,14 @@ struct routed_message {
     std::size_t elem = 0;
     std::uint32_t type = 0; // wire_type_id of the elements (node.hpp)
     std::vector<unsigned char> data;
-    std::size_t bytes = 0;          // data.size(), also where the data went to another rank
+    // Or, lent (node::sendrecv_routed): the sender's own buffer, valid until
+    // the receiver copied it out or someone copied it into `data` (both under
+    // the destination's inbox lock; node.cpp, routed_loan).
+    const unsigned char* lent = nullptr;
+    std::size_t bytes = 0;          // the payload's size, also where it went to another rank
     routed_message* next = nullptr; // the source's next one in the inbox
+
+    const unsigned char* payload() const noexcept { return lent ? lent : data.data(); }
 };
 
 // The routed messages addressed to one node: a FIFO for each source that has
@@ -124,9 +130,9 @@ public:
         delete msg;
     }
     template <class F>
-    void for_each(F f) const {
+    void for_each(F f) {
         for (const auto& [source, q] : by_source_)
-            for (const routed_message* msg = q.head; msg; msg = msg->next)
+            for (routed_message* msg = q.head; msg; msg = msg->next)
                 f(*msg);
     }
     void clear() {

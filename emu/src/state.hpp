@@ -176,7 +176,15 @@ inline void heavy_barrier() noexcept {
 
 // What a parked node waits for, kept for the deadlock report.
 struct wait_info {
-    enum kind_t : std::uint8_t { none, recv, send_full, delivery, recv_any, routed } kind = none;
+    enum kind_t : std::uint8_t {
+        none,
+        recv,
+        send_full,
+        delivery,
+        recv_any,
+        routed,
+        routed_loan
+    } kind = none;
     int dim = -1;          // link, or -1
     int peer = -1;         // node at the other end (or routed source)
     std::size_t bytes = 0; // expected bytes for an exact receive, or 0
@@ -204,6 +212,10 @@ struct alignas(cache_line) node_state {
     // Set (then the park barrier) before the final re-check and park; wakers
     // ring only when they see it, so an idle receiver costs no syscall.
     std::atomic<bool> waiting{false};
+    // Payloads this node lent to routed messages (sendrecv_routed) that came
+    // back: their receivers copied them out, or someone copied them into the
+    // message (node.cpp, routed_loan). Written by those, release.
+    std::atomic<std::uint64_t> loans_returned{0};
 
     // For the deadlock watchdog: `parked` is published (release) after the last
     // re-check failed, with the bell value it sleeps on and an epoch that changes
@@ -251,6 +263,7 @@ struct alignas(cache_line) node_state {
     owned<receipt> receipts;
     std::exception_ptr error;
     std::uint64_t routed_seq = 0; // routed messages sent this run: the next one's tie-break
+    std::uint64_t loans = 0;      // payloads lent this run (loans_returned counts them back)
     // The least bound the router holds for this node (it only rises), so that
     // a publish that cannot raise it skips the router's lock.
     vclock routed_told{-1, -1};
@@ -281,6 +294,8 @@ struct machine_state {
     // (no second thread, no hand-off; docs/mpi.md).
     bool inline_node = false;
     bool inline_waiting = false; // that node waits (in node.cpp's wait_moving)
+    // Lent payloads not yet returned, of all local nodes (release_loans).
+    std::atomic<std::int64_t> loans_out{0};
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
     // wake). The node that brings it to 0 checks whether the whole machine is
     // parked (router.hpp: force).
@@ -356,6 +371,9 @@ struct machine_state {
 
 // Called by the node that left no node active (node.cpp).
 void place_when_all_parked(machine_state& m);
+// When every local node is parked: copies each lent routed payload into its
+// message and returns the loan (node.cpp); true if there was one.
+bool release_loans(machine_state& m);
 // Tells the machine's router that node `id` finished (node.cpp).
 void route_finish(machine_state& m, int id);
 

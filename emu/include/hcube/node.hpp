@@ -176,6 +176,16 @@ public:
         recv_routed_any_size(source, vector_sink(v));
         return v;
     }
+    // send_routed(dest, out), then recv_routed(source, in), as MPI_Sendrecv:
+    // the same virtual time, congestion and trace. A payload above
+    // config::eager_limit is lent, not buffered: `dest` copies it straight
+    // from `out` (one copy per byte), and the call returns once it has. If
+    // every node would be waiting otherwise, it is copied into the message,
+    // so programs run as with send_routed.
+    template <wire_range O, wire_range I>
+    void sendrecv_routed(int dest, const O& out, int source, I&& in) {
+        sendrecv_routed_bytes(dest, view(out), source, mut(in));
+    }
 
     // Virtual time of this node, and the same critical path counted in steps.
     double clock() const noexcept;
@@ -262,6 +272,7 @@ private:
     void send_routed_bytes(int dest, bytes_view out);
     void recv_routed_bytes(int source, bytes_span in);
     void recv_routed_any_size(int source, sink in);
+    void sendrecv_routed_bytes(int dest, bytes_view out, int source, bytes_span in);
     [[noreturn]] void too_many_transfers(std::size_t n) const;
 
     detail::machine_state* m_;

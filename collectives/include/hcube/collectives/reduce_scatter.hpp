@@ -172,9 +172,8 @@ void ordered_ring_reduce_scatter(node& me, std::span<T> data, Op& op) {
             combine_into(half, piece(t), true, op);
         else
             std::copy(piece(t).begin(), piece(t).end(), half.begin());
-        me.send_routed(left, msg);
         in.resize(2 * piece((j + s + 1) % p).size());
-        me.recv_routed(right, in);
+        me.sendrecv_routed(left, msg, right, in);
     }
     // The partial of my own block, covering every other id.
     const std::size_t size = piece(j).size();

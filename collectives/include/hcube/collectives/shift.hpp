@@ -144,8 +144,8 @@ void shift_ecube(node& me, std::span<const T> in, std::span<T> out, long long q,
     const int d = me.dim();
     const long long pos = gray_ring ? gray_inverse(node_id(me.id())) : me.id();
     if (cost::shift_mod(d, q) == 0) return void(std::copy(in.begin(), in.end(), out.begin()));
-    me.send_routed(int(shift_ring_node(d, pos + q, gray_ring)), in);
-    me.recv_routed(int(shift_ring_node(d, pos - q, gray_ring)), out);
+    me.sendrecv_routed(int(shift_ring_node(d, pos + q, gray_ring)), in,
+                       int(shift_ring_node(d, pos - q, gray_ring)), out);
 }
 
 } // namespace detail
