@@ -122,29 +122,58 @@ bool fits(const algorithm_entry& e, const run_params& p) {
     return e.unfit(q).empty() && (p.link_capacity || buffered_links_need(e, q).empty());
 }
 
-// The measured point auto --cost calibrated follows: p's operation, port
-// model and dimension at the size nearest p's bytes (log scale, the smaller
-// on a tie), and only when its fastest algorithm fits p; null otherwise.
-const measured_fastest* measured_choice(const catalog& c, const run_params& p) {
-    if (!p.measured) return nullptr;
-    const double bytes = std::log2(double(std::max<std::size_t>(1, p.words * elem_bytes(p.type))));
-    const measured_fastest* best = nullptr;
-    double best_gap = 0;
-    for (const measured_fastest& f : *p.measured) {
-        if (f.op != p.op || f.ports != p.ports || f.dim != p.dim) continue;
-        const double gap = std::fabs(std::log2(double(std::max<std::size_t>(1, f.bytes))) - bytes);
-        if (!best || gap < best_gap || (gap == best_gap && f.bytes < best->bytes))
-            best = &f, best_gap = gap;
+// What auto --cost calibrated takes from the measured table at p's
+// operation, port model and dimension: at a measured size, the fastest
+// there that fits p; between two, the fitting algorithm measured at both
+// whose median, interpolated linearly in log time over log size, is the
+// least (a power law between the points); beyond the grid, the nearest
+// point. Null entry when nothing measured fits.
+struct measured_pick {
+    const algorithm_entry* entry = nullptr;
+    std::string basis;
+};
+
+measured_pick measured_choice(const catalog& c, const run_params& p) {
+    if (!p.measured) return {};
+    std::vector<const measured_fastest*> at;
+    for (const measured_fastest& f : *p.measured)
+        if (f.op == p.op && f.ports == p.ports && f.dim == p.dim) at.push_back(&f);
+    if (at.empty()) return {};
+    std::ranges::sort(at, {}, &measured_fastest::bytes);
+    const double bytes = double(std::max<std::size_t>(1, p.words * elem_bytes(p.type)));
+    const auto hi =
+        std::ranges::find_if(at, [&](const auto* f) { return double(f->bytes) >= bytes; });
+    const measured_fastest* up = hi == at.end() ? at.back() : *hi;
+    const measured_fastest* lo =
+        hi == at.begin() || hi == at.end() || double(up->bytes) == bytes ? up : *(hi - 1);
+    const double f = lo == up ? 0
+                              : std::log(bytes / double(lo->bytes)) /
+                                    std::log(double(up->bytes) / double(lo->bytes));
+    measured_pick best;
+    double best_time = 0;
+    for (const auto& [algo, t_lo] : lo->median_seconds) {
+        const auto t_up = up->median_seconds.find(algo);
+        const algorithm_entry* e = c.find(p.op, algo);
+        if (t_up == up->median_seconds.end() || !(t_lo > 0 && t_up->second > 0) || !e ||
+            !fits(*e, p))
+            continue;
+        const double t = std::exp(std::log(t_lo) + f * (std::log(t_up->second) - std::log(t_lo)));
+        if (!best.entry || t < best_time) best.entry = e, best_time = t;
     }
-    const algorithm_entry* e = best ? c.find(p.op, best->algo) : nullptr;
-    return e && fits(*e, p) ? best : nullptr;
+    if (!best.entry) return {};
+    best.basis = lo == up ? "measured fastest here at dim " + std::to_string(p.dim) +
+                                ", m = " + std::to_string(lo->bytes) + " bytes (hcube calibrate)"
+                          : "interpolated between the times measured here at dim " +
+                                std::to_string(p.dim) + ", m = " + std::to_string(lo->bytes) +
+                                " and " + std::to_string(up->bytes) + " bytes (hcube calibrate)";
+    return best;
 }
 
 } // namespace
 
 const algorithm_entry* catalog::choose(const run_params& p) const {
     if (p.cores > 0) {
-        if (const measured_fastest* f = measured_choice(*this, p)) return find(p.op, f->algo);
+        if (const measured_pick m = measured_choice(*this, p); m.entry) return m.entry;
         const algorithm_entry* best = nullptr;
         double best_time = 0;
         for (const algorithm_entry* e : algorithms(p.op)) {
@@ -162,9 +191,7 @@ const algorithm_entry* catalog::choose(const run_params& p) const {
 
 std::string catalog::choice_basis(const run_params& p) const {
     if (p.cores <= 0) return "the least closed-form cost (seed 000, Table 4.1)";
-    if (const measured_fastest* f = measured_choice(*this, p))
-        return "measured fastest here at dim " + std::to_string(f->dim) +
-               ", m = " + std::to_string(f->bytes) + " bytes (hcube calibrate)";
+    if (const measured_pick m = measured_choice(*this, p); m.entry) return m.basis;
     return "the least predicted wall time on " + std::to_string(p.cores) +
            " cores (calibrated t_s, t_w; docs/cost-model.md)";
 }
