@@ -60,8 +60,8 @@ void detail::run_program(machine_state& m, int i) {
 void detail::finish_node(machine_state& m, int i) {
     node_state& s = m.nodes[i];
     s.done.store(true, std::memory_order_release);
-    // Always, even before any routed traffic: a finished node's bound must not
-    // hold back messages sent later in the run.
+    // A finished node's bound must not hold back routed messages sent later
+    // in the run (told to the router now or when routed traffic begins).
     route_finish(m, i);
     if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
     if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {

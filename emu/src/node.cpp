@@ -103,12 +103,14 @@ void publish_routed_bound(machine_state& m, node_state& s, const routed_message*
 } // namespace
 
 void detail::route_finish(machine_state& m, int id) {
-    if (!router_here(m)) {
-        // Pairs with the fence in the backend's start of routed traffic: a
-        // node that finishes then is reported by it, by this, or by both.
+    // Pairs with the fence in the start of routed traffic (begin_routing here,
+    // the backend's over MPI): a node that finishes then is told to the router
+    // by it, by this, or by both (finishing twice changes nothing). Until
+    // then a run pays no router lock per node.
+    if (!router_here(m) || !m.net) {
         std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (m.net->routed_used()) m.net->finish_routed(id);
-        return;
+        if (!routed_in_use(m)) return;
+        if (m.net) return m.net->finish_routed(id);
     }
     thread_local std::vector<int> woken;
     m.routes.finish(id, woken);
@@ -132,6 +134,9 @@ void detail::place_when_all_parked(machine_state& m) {
     // Lenders first: going on, they may send messages with smaller keys than
     // a forced placement's.
     if (m.net) return void(all_parked() && release_loans(m));
+    // Nothing is lent or pending before routed traffic begins; the last
+    // node's acq_rel on `active` sees a parked sender's begin().
+    if (!m.routes.used()) return;
     thread_local std::vector<int> woken;
     while (all_parked() && (release_loans(m) || m.routes.force(woken)))
         m.wake_each(woken);
@@ -748,6 +753,12 @@ std::uint64_t post_routed(machine_state& m, node_state& s, int id, const char* o
         return seq;
     }
     thread_local std::vector<int> woken;
+    if (m.routes.begin()) {
+        // Nodes that finished before this send's traffic began (route_finish).
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        for (int i = 0; i < m.p; ++i)
+            if (m.nodes[i].done.load(std::memory_order_relaxed)) m.routes.finish(i, woken);
+    }
     m.routes.submit(*msg, bound, woken);
     // The destination sees the message now, placed or not (if not, it tells
     // the router it waits for it).

@@ -157,6 +157,15 @@ public:
     // A run starts: nothing pending, every bound (0, node, 0).
     void reset(int p, int dim, bool trace);
 
+    // The first routed send of a run, in this process: true for the one
+    // caller that began routed traffic. Nodes that finish before it are not
+    // told to the router (a mutex per node per run); that caller tells it
+    // which had, and each node that finishes after checks used() (a Dekker
+    // pair of seq_cst fences; node.cpp, route_finish).
+    bool begin() noexcept {
+        return !used_.load(std::memory_order_acquire) && !used_.exchange(true);
+    }
+
     // The calls below take the lock. Those that place messages append the
     // destinations to wake to `woken`.
 

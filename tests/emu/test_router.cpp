@@ -6,6 +6,7 @@
 #include <hcube/topology.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <random>
 #include <thread>
@@ -333,4 +334,40 @@ TEST_CASE("routed trace records carry the placed arrival") {
         ++seen;
     }
     CHECK(seen == 7);
+}
+
+TEST_CASE("a node that finished before routed traffic began does not hold it back") {
+    // Node 0 finishes before node 1's routed message to node 3, which crosses
+    // dimension 1, so node 0 (a lower id at the same time) could delay it
+    // while unfinished. Nodes finish without the router's lock until routed
+    // traffic begins; the first routed send must tell it who had. Node 1 then
+    // waits without parking, so nothing forces the placement: if node 0
+    // still counted, the message would stay unplaced until node 1 gave up.
+    // Threads: a fiber that waits without parking would hold its worker.
+    config c = cfg(2);
+    c.executor = executor_kind::threads;
+    machine mach(c);
+    for (int run = 0; run < 3; ++run) {
+        std::atomic<bool> zero_returned{false}, delivered{false};
+        bool seen = false;
+        const run_report r = mach.run([&](node& me) {
+            if (me.id() == 0) zero_returned.store(true);
+            if (me.id() == 1) {
+                while (!zero_returned.load())
+                    std::this_thread::yield();
+                std::this_thread::sleep_for(std::chrono::milliseconds(20)); // node 0 finishes
+                me.send_routed(3, std::vector<int>{7});
+                const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+                while (!delivered.load() && std::chrono::steady_clock::now() < give_up)
+                    std::this_thread::yield();
+                seen = delivered.load();
+            }
+            if (me.id() == 3) {
+                CHECK(me.recv_routed<int>(1) == std::vector<int>{7});
+                delivered.store(true);
+            }
+        });
+        CHECK(seen);
+        CHECK(r.node_time[3] == 1); // cut-through: t_s + t_w m over both links
+    }
 }
