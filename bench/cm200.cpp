@@ -27,6 +27,7 @@
 
 #include <hcube/catalog.hpp>
 #include <hcube/cost/cm200.hpp>
+#include <hcube/machine.hpp>
 
 #include <hcube/cli/args.hpp>
 
@@ -179,6 +180,7 @@ void print_table(std::ostream& os, const std::vector<point>& pts, const std::str
 } // namespace
 
 int main(int argc, char** argv) {
+    hcube::keep_freed_memory(); // no page faults of recycled buffers in the timings
     try {
         const options o = parse(argc, argv);
         std::ofstream file;

@@ -37,6 +37,7 @@
 
 #include <hcube/catalog.hpp>
 #include <hcube/cost/personalized.hpp>
+#include <hcube/machine.hpp>
 
 #include <hcube/cli/args.hpp>
 
@@ -257,6 +258,7 @@ void print_ports_side_by_side(std::ostream& os, const std::map<point_key, point_
 } // namespace
 
 int main(int argc, char** argv) {
+    hcube::keep_freed_memory(); // no page faults of recycled buffers in the timings
     const options o = parse(argc, argv);
     std::ofstream file;
     if (!o.csv.empty()) file.open(o.csv);

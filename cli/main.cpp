@@ -7,11 +7,13 @@
 
 #include <hcube/cli/args.hpp>
 #include <hcube/error.hpp>
+#include <hcube/machine.hpp>
 
 #include "commands.hpp"
 
 int main(int argc, char** argv) {
     using namespace hcube::cli;
+    hcube::keep_freed_memory(); // timings without page faults of recycled buffers
     CLI::App app{"hcube: an emulated distributed-memory hypercube, its collectives and their "
                  "seed formulas",
                  "hcube"};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 
@@ -22,30 +23,49 @@ run_params params_of(const algorithm_entry& e, run_params p, std::size_t words) 
     return p;
 }
 
-// The row of one algorithm at one size: `calls` verified runs per sample.
-collective_row measure(machine& m, const algorithm_entry& e, const run_params& p,
-                       const collective_setup& s) {
+// One algorithm's runs at one size: `calls` verified runs per sample.
+struct contender {
+    const algorithm_entry* entry;
+    run_params params;
     collective_row row;
-    row.algo = e.algo;
-    row.words = p.words;
-    const auto sample = [&](long n) {
+    std::vector<double> per_call;
+
+    double sample(machine& m, long n) {
         double total = 0;
         for (long i = 0; i < n; ++i) {
-            const run_outcome o = e.run(m, p);
+            const run_outcome o = entry->run(m, params);
             if (!o.verified)
-                throw error(p.op + " " + e.algo + " with m = " + std::to_string(p.words) +
-                            " did not verify: " + o.note);
+                throw error(params.op + " " + entry->algo + " with m = " +
+                            std::to_string(params.words) + " did not verify: " + o.note);
             total += o.report.wall_seconds;
             row.predicted = o.report.virtual_time;
         }
         return total;
-    };
-    row.calls = repetitions(s.iterations, s.seconds, s.samples, sample);
-    std::vector<double> per_call;
+    }
+};
+
+// The rows of every contender at one size. Each is warmed up and given its
+// calls per sample first; then their samples are taken in turns (A B C A B C
+// ...), so a slow moment of the machine (another process, a page-cache flush)
+// falls on all of them alike rather than on whichever was being timed, and
+// which one is fastest does not depend on when each ran.
+std::vector<collective_row> measure(machine& m, std::vector<contender> cs,
+                                    const collective_setup& s) {
+    for (contender& c : cs) {
+        c.row.algo = c.entry->algo;
+        c.row.words = c.params.words;
+        c.row.calls =
+            repetitions(s.iterations, s.seconds, s.samples, [&](long n) { return c.sample(m, n); });
+    }
     for (int i = 0; i < s.samples; ++i)
-        per_call.push_back(sample(row.calls) / double(row.calls));
-    row.seconds = spread_of(per_call);
-    return row;
+        for (contender& c : cs)
+            c.per_call.push_back(c.sample(m, c.row.calls) / double(c.row.calls));
+    std::vector<collective_row> rows;
+    for (contender& c : cs) {
+        c.row.seconds = spread_of(std::move(c.per_call));
+        rows.push_back(c.row);
+    }
+    return rows;
 }
 
 } // namespace
@@ -77,7 +97,7 @@ collective_table run_collective(const collective_setup& s) {
                calibration::key(t.machine.executor, t.machine.links) + " (" + file + ")";
     int agreed = 0;
     for (const std::size_t words : s.words) {
-        const std::size_t first = t.rows.size();
+        std::vector<contender> contenders;
         for (const algorithm_entry* e : algos) {
             const run_params p = params_of(*e, base, words);
             if (const std::string why = e->unfit(p); !why.empty()) {
@@ -90,8 +110,10 @@ collective_table run_collective(const collective_setup& s) {
                                   std::to_string(std::llround(need / (1 << 20))) +
                                   " MiB (at most " + std::to_string(max_buffer_bytes >> 20) +
                                   " MiB): a smaller --dim or --sizes");
-            t.rows.push_back(measure(m, *e, p, s));
+            contenders.push_back({e, p, {}, {}});
         }
+        const std::size_t first = t.rows.size();
+        std::ranges::copy(measure(m, std::move(contenders), s), std::back_inserter(t.rows));
         const auto rows = std::span(t.rows).subspan(first);
         if (rows.empty()) continue;
         run_params q = base;

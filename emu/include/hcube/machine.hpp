@@ -82,4 +82,14 @@ private:
     std::unique_ptr<detail::machine_state> state_;
 };
 
+// Asks the C library's malloc to keep the memory programs free: blocks up to
+// 32 MiB come from its heaps, and freed memory stays with the process. By
+// default glibc maps large blocks afresh and gives freed memory back, so a
+// node program that allocates its buffers in every call page-faults them in
+// every call (on this project's 2-core machine that made a 64 KiB-per-node
+// reduce-scatter at p = 16 2.5x slower, and changed which algorithm was
+// fastest). Process-wide, so a program's choice: the hcube program and the
+// collective benchmarks call it at start. False where it cannot (no glibc).
+bool keep_freed_memory() noexcept;
+
 } // namespace hcube
