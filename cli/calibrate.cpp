@@ -3,6 +3,7 @@
 // quality and saved for `hcube run --cost calibrated`.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,11 +47,12 @@ std::vector<std::string> default_ops() {
     return ops;
 }
 
-// The runner-up's name and median: what the fastest won against.
-std::pair<std::string, double> runner_up(const measured_fastest& f) {
-    std::pair<std::string, double> r{"-", 0};
+// The runner-up's name and median: what the fastest won against (a point is
+// surveyed only where two algorithms or more fit).
+std::optional<std::pair<std::string, double>> runner_up(const measured_fastest& f) {
+    std::optional<std::pair<std::string, double>> r;
     for (const auto& [algo, s] : f.median_seconds)
-        if (algo != f.algo && (r.first == "-" || s < r.second)) r = {algo, s};
+        if (algo != f.algo && (!r || s < r->second)) r = {algo, s};
     return r;
 }
 
@@ -74,9 +76,10 @@ void print_text(const cal::measurement& m, const std::string& file, int samples)
 }
 
 void print_point(const measured_fastest& f) {
-    const auto [second, second_s] = runner_up(f);
+    const auto second = runner_up(f);
     fmt::print("  {:<15} {:>3} {:>9} {:<26} {:>11} {:<26} {:>11}\n", f.op, f.dim, f.bytes, f.algo,
-               number(f.median_seconds.at(f.algo) * 1e6, 4), second, number(second_s * 1e6, 4));
+               number(f.median_seconds.at(f.algo) * 1e6, 4), second ? second->first : "-",
+               second ? number(second->second * 1e6, 4) : "-");
 }
 
 void print_json(const cal::measurement& m, const std::string& file, int samples) {

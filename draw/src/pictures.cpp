@@ -682,20 +682,27 @@ std::string step_caption(const algorithm_steps& s, std::size_t k) {
     if (k == 0)
         return fmt::format("before the first step: what every node starts with ({} steps in all)",
                            total);
+    // "4 messages on dim 0, 1", "4 routed messages", "4 messages, routed and
+    // on dim 2" (routed messages have no one link: trace dim -1).
     std::vector<int> dims;
-    for (const std::size_t m : s.steps[k].messages)
-        if (const int d = s.report.trace[m].dim;
-            std::find(dims.begin(), dims.end(), d) == dims.end())
-            dims.push_back(d);
+    bool routed = false;
+    for (const std::size_t m : s.steps[k].messages) {
+        const int d = s.report.trace[m].dim;
+        routed |= d < 0;
+        if (d >= 0 && std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
+    }
     std::sort(dims.begin(), dims.end());
-    std::string on;
-    for (const int d : dims)
-        on +=
-            (on.empty() ? "" : ", ") + (d < 0 ? std::string("routed") : "dim " + std::to_string(d));
-    return fmt::format(
-        "step {} of {}: {} message{} on {}; labels: what each node holds after the step", k, total,
-        s.steps[k].messages.size(), s.steps[k].messages.size() == 1 ? "" : "s",
-        on.empty() ? "no link" : on);
+    std::string on = dims.empty() ? "" : "on dim " + std::to_string(dims.front());
+    for (std::size_t i = 1; i < dims.size(); ++i)
+        on += ", " + std::to_string(dims[i]);
+    const std::size_t n = s.steps[k].messages.size();
+    const std::string what =
+        routed && dims.empty() ? fmt::format("{} routed message{}", n, n == 1 ? "" : "s")
+        : routed
+            ? fmt::format("{} messages, routed and {}", n, on)
+            : fmt::format("{} message{} {}", n, n == 1 ? "" : "s", on.empty() ? "on no link" : on);
+    return fmt::format("step {} of {}: {}; labels: what each node holds after the step", k, total,
+                       what);
 }
 
 std::string svg_open(double w, double h) {

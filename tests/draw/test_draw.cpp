@@ -270,6 +270,9 @@ TEST_CASE("alltoall shows every block a node holds in the middle steps (Figures 
     CHECK(w.steps[1].labels[0] == "{0,0} {0,2} {0,3} {1,0}");
     CHECK(w.steps[2].labels[0] == "{0,0} {0,3} {1,0} {2,0}");
     CHECK(w.steps[3].labels[0] == "{0,0} {1,0} {2,0} {3,0}");
+    // The captions say how the step's messages travel.
+    CHECK(step_svgs(s)[1].find("step 1 of 3: 8 messages on dim 0;") != std::string::npos);
+    CHECK(step_svgs(w)[1].find("step 1 of 3: 4 routed messages;") != std::string::npos);
 }
 
 TEST_CASE("4-cube labels write runs, progressions and products; the lists have them in full") {
