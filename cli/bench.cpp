@@ -236,13 +236,16 @@ int bench_collective(const bench_command& c) {
     if (c.csv) {
         print_csv(g);
     } else if (c.json) {
-        print_json(c, g,
-                   {{"op", c.op},
-                    {"t_s", json_number(t.machine.cost.t_s)},
-                    {"t_w", json_number(t.machine.cost.t_w)}},
-                   {{"compared_sizes", t.compared_sizes}, {"agreement", agreement}});
+        print_json(
+            c, g,
+            {{"op", c.op},
+             {"t_s", json_number(t.machine.cost.t_s)},
+             {"t_w", json_number(t.machine.cost.t_w)}},
+            {{"compared_sizes", t.compared_sizes}, {"agreement", agreement}, {"notes", t.notes}});
     } else {
         print_text(c, g);
+        for (const std::string& note : t.notes)
+            fmt::print("# {}\n", note);
         fmt::print("# t_s = {} s, t_w = {} s per word; auto --cost calibrated chose the fastest "
                    "at {} of {} sizes with two or more algorithms\n",
                    number(t.machine.cost.t_s, 4), number(t.machine.cost.t_w, 4),

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <hcube/cost/personalized.hpp>
 #include <hcube/cost/rooted.hpp>
 
 namespace hcube {
@@ -134,7 +135,11 @@ struct measured_pick {
 };
 
 measured_pick measured_choice(const catalog& c, const run_params& p) {
-    if (!p.measured) return {};
+    // The survey shifts by q = 1 (run_params' default); another q has other
+    // phases (another plan), which the model compares.
+    if (!p.measured || (p.op == "shift" && cost::shift_mod(p.dim, p.shift) !=
+                                               cost::shift_mod(p.dim, run_params{}.shift)))
+        return {};
     std::vector<const measured_fastest*> at;
     for (const measured_fastest& f : *p.measured)
         if (f.op == p.op && f.ports == p.ports && f.dim == p.dim) at.push_back(&f);
@@ -155,7 +160,7 @@ measured_pick measured_choice(const catalog& c, const run_params& p) {
         const auto t_up = up->median_seconds.find(algo);
         const algorithm_entry* e = c.find(p.op, algo);
         if (t_up == up->median_seconds.end() || !(t_lo > 0 && t_up->second > 0) || !e ||
-            !fits(*e, p))
+            !fits(*e, p) || c.same_plan(*e, p))
             continue;
         const double t = std::exp(std::log(t_lo) + f * (std::log(t_up->second) - std::log(t_lo)));
         if (!best.entry || t < best_time) best.entry = e, best_time = t;
@@ -171,13 +176,19 @@ measured_pick measured_choice(const catalog& c, const run_params& p) {
 
 } // namespace
 
+const algorithm_entry* catalog::same_plan(const algorithm_entry& e, const run_params& p) const {
+    if (!e.same_plan_as) return nullptr;
+    const algorithm_entry* other = find(e.op, e.same_plan_as(with_defaults(e, p)));
+    return other && other != &e && fits(*other, p) ? other : nullptr;
+}
+
 const algorithm_entry* catalog::choose(const run_params& p) const {
     if (p.cores > 0) {
         if (const measured_pick m = measured_choice(*this, p); m.entry) return m.entry;
         const algorithm_entry* best = nullptr;
         double best_time = 0;
         for (const algorithm_entry* e : algorithms(p.op)) {
-            if (!fits(*e, p)) continue;
+            if (!fits(*e, p) || same_plan(*e, p)) continue;
             const double t = predicted_wall_time(*e, with_defaults(*e, p));
             if (!best || t < best_time) best = e, best_time = t;
         }

@@ -189,8 +189,16 @@ void register_personalized(catalog& c) {
                         std::string(ring_sends_first)));
     c.set_auto("alltoall", alltoall_records);
     c.add(shift_entry(record_of(shift_records, shift_algo::gray), "gray", gray_cost));
-    c.add(shift_entry(record_of(shift_records, shift_algo::gray_bidirectional), "gray",
-                      gray_bidirectional_cost));
+    algorithm_entry bidirectional = shift_entry(
+        record_of(shift_records, shift_algo::gray_bidirectional), "gray", gray_bidirectional_cost);
+    // Where the fewest signed phases are the forward ones (q = 1, 2^b, ...),
+    // shift_gray runs the same phases for both.
+    bidirectional.same_plan_as = [](const run_params& p) {
+        return cost::shift_phases(p.dim, p.shift, true) == cost::shift_phases(p.dim, p.shift, false)
+                   ? std::string("gray")
+                   : std::string();
+    };
+    c.add(std::move(bidirectional));
     c.add(shift_entry(record_of(shift_records, shift_algo::ecube), "id", ecube_cost));
     c.set_auto("shift", shift_records);
 }

@@ -104,6 +104,11 @@ collective_table run_collective(const collective_setup& s) {
                 if (all) continue;
                 throw usage_error(p.op + " " + p.algo + ": " + why);
             }
+            if (const algorithm_entry* same = c.same_plan(*e, p); all && same) {
+                t.notes.push_back("m = " + std::to_string(words) + ": " + e->algo + " runs " +
+                                  same->algo + "'s plan here; timed once, as " + same->algo);
+                continue;
+            }
             if (const double need = estimated_bytes(*e, p); need > double(max_buffer_bytes))
                 throw usage_error(p.op + " " + p.algo + " with m = " + std::to_string(words) +
                                   " on " + std::to_string(m.size()) + " nodes needs about " +

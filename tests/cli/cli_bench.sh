@@ -243,13 +243,24 @@ python3 - "$tmp/collective.json" <<'PY' || fail "bench collective --json: $json"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert list(j) == ["kind", "dim", "nodes", "executor", "links", "link_capacity", "samples", "op",
-                   "t_s", "t_w", "method", "rows", "compared_sizes", "agreement"], list(j)
+                   "t_s", "t_w", "method", "rows", "compared_sizes", "agreement", "notes"], list(j)
+assert j["notes"] == [], j["notes"]
 assert (j["kind"], j["op"], j["dim"], j["samples"]) == ("collective", "broadcast", 2, 2), j
 sizes = sorted({r["words"] for r in j["rows"]})
 assert sizes == [1, 8] and j["compared_sizes"] == 2, j
 agreed = sum(any(r["auto"] and r["fastest"] for r in j["rows"] if r["words"] == m) for m in sizes)
 assert j["agreement"] == agreed / 2, j
 PY
+# At q = 1 (bench's shift) gray-bidirectional runs gray's one forward phase:
+# timed once, as gray, and said so.
+out=$("$hcube" bench collective shift --dim 3 --sizes 1,2 "${quick[@]:0:4}") ||
+    fail "bench collective shift: exit status $?"
+[ "$(grep -v '^#' <<<"$out" | awk '{print $1}' | sort -u | tr '\n' ' ')" = "ecube gray " ] ||
+    fail "bench collective shift: rows of gray and ecube only: $out"
+for m in 1 2; do
+    expect_line "$out" "^# m = $m: gray-bidirectional runs gray's plan here; timed once, as gray\$" \
+        "shift's note at m = $m"
+done
 out=$("$hcube" bench collective shift --dim 2 --algo ecube --sizes 2 "${quick[@]:0:4}") ||
     fail "bench collective --algo ecube: exit status $?"
 expect_line "$out" '^# hcube bench collective: d = 2 \(4 nodes\), threads, ring links' \

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -257,6 +258,55 @@ TEST_CASE("auto --cost calibrated follows the measured table where it fits, the 
                      "algo": "ring", "median_seconds": {}}]}})";
     CHECK_THROWS_WITH_AS(cal::load(f.path, executor_kind::threads, link_impl::ring),
                          doctest::Contains("fastest: unknown port model \"three-port\""), error);
+}
+
+TEST_CASE("an algorithm that runs another's plan is no choice of its own (same_plan)") {
+    const catalog& c = builtin_catalog();
+    const algorithm_entry* gray = c.find("shift", "gray");
+    const algorithm_entry* bidirectional = c.find("shift", "gray-bidirectional");
+    REQUIRE(gray);
+    REQUIRE(bidirectional);
+    run_params p = test::catalog_params("shift", "auto", 3, 1, t_s, t_w);
+    // q = 1, 2, 4 (and 9 = 1 mod 8): one forward phase either way; q = 7 =
+    // 8 - 1 one backward step against gray's three phases, q = 6 = 8 - 2 one
+    // backward phase against two, q = -1 the same as 7.
+    for (const long long q : {1, 2, 4, 9}) {
+        p.shift = q;
+        CAPTURE(q);
+        CHECK(c.same_plan(*bidirectional, p) == gray);
+        CHECK(c.same_plan(*gray, p) == nullptr);
+    }
+    for (const long long q : {7, 6, -1}) {
+        p.shift = q;
+        CAPTURE(q);
+        CHECK(c.same_plan(*bidirectional, p) == nullptr);
+    }
+    // gray does not fit ring id, so nothing stands in for the other.
+    p.shift = 1;
+    p.options["ring"] = "id";
+    CHECK(c.same_plan(*bidirectional, p) == nullptr);
+
+    // A survey where gray-bidirectional beat gray at q = 1 by noise alone:
+    // auto takes gray, the same plan. At q = 7 the survey (made with q = 1)
+    // says nothing; the model takes the one backward step.
+    p = test::catalog_params("shift", "auto", 3, 1, t_s, t_w);
+    p.cores = 2;
+    p.measured = std::make_shared<const measured_table>(
+        measured_table{{"shift",
+                        port_model::single_port,
+                        3,
+                        4,
+                        "gray-bidirectional",
+                        {{"gray", 2.0e-6}, {"gray-bidirectional", 1.9e-6}, {"ecube", 9e-6}}}});
+    const algorithm_entry* a = c.choose(p);
+    REQUIRE(a);
+    CHECK(a->algo == "gray");
+    CHECK(c.choice_basis(p) == "measured fastest here at dim 3, m = 4 bytes (hcube calibrate)");
+    p.shift = 7;
+    a = c.choose(p);
+    REQUIRE(a);
+    CHECK(a->algo == "gray-bidirectional");
+    CHECK(c.choice_basis(p).starts_with("the least predicted wall time"));
 }
 
 TEST_CASE("auto on a few cores compares the work of all nodes (predicted_wall_time)") {

@@ -126,6 +126,13 @@ struct algorithm_entry {
     // Why the algorithm deadlocks with link_capacity 0 (synchronous sends)
     // under these parameters; empty when it does not need buffered links.
     std::function<std::string(const run_params&)> needs_buffered_links;
+    // Empty, or the name of an algorithm of the operation whose very schedule
+    // this one runs under these parameters (the same code sends the same
+    // messages on the same links), e.g. gray-bidirectional is gray's plan for
+    // q = 1. Timing both would race a plan against itself, so where that one
+    // fits too, `hcube bench collective --algo all`, the survey and `auto
+    // --cost calibrated` take only that one (catalog::same_plan).
+    std::function<std::string(const run_params&)> same_plan_as;
 };
 
 class catalog {
@@ -138,11 +145,15 @@ public:
     std::vector<std::string> ops() const; // in registration order, no repeats
     std::vector<const algorithm_entry*> algorithms(std::string_view op) const;
     const algorithm_entry* find(std::string_view op, std::string_view algo) const;
+    // The entry whose schedule e runs under p (e.same_plan_as, e's option
+    // defaults filled in) when that entry fits p too; null otherwise.
+    const algorithm_entry* same_plan(const algorithm_entry& e, const run_params& p) const;
     // `auto`: cheapest() over the operation's auto table (the fitting record
     // with the smallest cost, the first on a tie), as the C++ `automatic`;
     // with p.cores > 0 the measured fastest (run_params::measured) when it
     // fits, else the fitting entry of the operation (CM-200 ones too) with
-    // the least predicted_wall_time, the first on a tie.
+    // the least predicted_wall_time, the first on a tie; never an entry that
+    // runs another fitting one's plan (same_plan).
     const algorithm_entry* choose(const run_params& p) const;
     // Why choose(p) picked what it picked, for the run report, e.g.
     // "measured fastest here at dim 4, m = 65536 bytes (hcube calibrate)".

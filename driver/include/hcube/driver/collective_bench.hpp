@@ -45,6 +45,10 @@ struct collective_table {
     // over sizes with at least two algorithms measured (NaN when none).
     double agreement = 0;
     int compared_sizes = 0;
+    // With algo "all": an algorithm left out at a size because it runs
+    // another's plan there (algorithm_entry::same_plan_as), e.g. "m = 1:
+    // gray-bidirectional runs gray's plan here; timed once, as gray".
+    std::vector<std::string> notes;
 };
 
 // Throws usage_error for an unknown op or algo, no sizes, an algorithm that
