@@ -277,9 +277,10 @@ struct alignas(cache_line) node_state {
 struct machine_state {
     config cfg;
     int p = 1;
-    bool spin = false;       // nodes have a core each: spin briefly before parking
-    int yields = 0;          // then yield this often (executor.hpp)
-    bool asymmetric = false; // the parking protocol's barrier is all on the parker
+    bool spin = false;         // nodes have a core each: spin briefly before parking
+    bool caller_spins = false; // and the caller of run() one more: it spins, else yields
+    int yields = 0;            // then yield this often (executor.hpp)
+    bool asymmetric = false;   // the parking protocol's barrier is all on the parker
 
     link_table links; // of the implementation cfg.links names (resolved)
     std::unique_ptr<node_state[]> nodes;
