@@ -210,8 +210,14 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         if (ready()) return;
     }
     for (;;) {
-        throw_if_cancelled(m);
+        // The bell before the cancel flag: cancel() raises the flag and then
+        // rings. Checked the other way round, a cancel between the two loads
+        // went unseen and its ring was already in seq, so the park below slept
+        // through it and the run hung (one in ~50000 failing runs of a 1-cube
+        // with fibers). Now either seq predates the ring (the park returns at
+        // once) or this acquire load synchronizes with it and sees the flag.
         const std::uint32_t seq = s.bell.load(std::memory_order_acquire);
+        throw_if_cancelled(m);
         s.waiting.store(true, std::memory_order_relaxed);
         m.park_barrier();
         if (ready()) {

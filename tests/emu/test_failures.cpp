@@ -455,3 +455,29 @@ TEST_CASE("a rendezvous exchange whose peer fails does not leave a dangling buff
     }
     check_usable(m);
 }
+
+// A race, so many runs: node 1 fails at a varying moment while node 0 is on
+// its way to park. Before the fix (wait_until read the cancel flag before the
+// bell) a cancel landing between those two reads was slept through and the
+// run hung, about once in 20000-50000 runs with fibers.
+TEST_CASE("a cancel that lands while a node is on its way to park never hangs") {
+    config c = cfg(1);
+    c.eager_limit = 16;
+    machine m(c);
+    const int runs = 20000 / test::sanitizer_slowdown;
+    int reported = 0;
+    for (int rep = 0; rep < runs; ++rep) {
+        const auto program = [rep](node& me) {
+            if (me.id() == 1) {
+                for (volatile int i = 0; i < rep % 200; i = i + 1) {
+                }
+                throw std::runtime_error("peer failed");
+            }
+            std::vector<int> out(1000, 0), in(1000);
+            me.exchange(0, out, in);
+        };
+        reported += run_failure(m, program) == "node 1: peer failed";
+    }
+    CHECK(reported == runs);
+    check_usable(m);
+}
