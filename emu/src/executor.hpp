@@ -6,6 +6,7 @@
 // every executor.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,6 +51,11 @@ public:
 
     // The contexts' names for reports ("threads", "fibers").
     virtual const char* name() const noexcept = 0;
+
+    // The node the caller of run() runs itself right after launch(), or -1.
+    // Its park must keep the deadlock watchdog ticking (watchdog_tick): the
+    // caller is the watchdog.
+    virtual int caller_node() const noexcept { return -1; }
 };
 
 // Node i's part of the current run (machine.cpp): run_program (the program
@@ -61,6 +67,12 @@ inline void run_node(machine_state& m, int i) {
     run_program(m, i);
     finish_node(m, i);
 }
+
+// The caller of run()'s deadlock watchdog (machine.cpp): one look at the
+// nodes, every watchdog_period while the caller waits for them, also while the
+// node it runs itself sleeps (executor::caller_node). Caller's thread only.
+inline constexpr auto watchdog_period = std::chrono::milliseconds(10);
+void watchdog_tick(machine_state& m);
 
 // Marks the calling OS thread as one that runs node programs, so run() called
 // from a node program is refused instead of waiting for itself (machine.cpp).

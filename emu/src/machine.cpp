@@ -35,7 +35,6 @@ namespace {
 thread_local bool inside_node_program = false;
 
 constexpr int deadlock_marker = -2; // first_failure when the watchdog cancelled
-constexpr auto watchdog_tick = std::chrono::milliseconds(10);
 // The caller's wait for a run (wait_in_process): ~5 us of spinning, then
 // ~50 us of polling with yields, then a futex sleep.
 constexpr int caller_spin_rounds = 128;
@@ -598,13 +597,43 @@ private:
     std::chrono::steady_clock::time_point since_;
 };
 
-// Waits for the nodes of an in-process run; a deadlock is declared (and the
+} // namespace
+
+// The deadlock watchdog of an in-process run: a deadlock is declared (and the
 // run cancelled) when every unfinished node stayed blocked for the grace
-// period. Returns its waits.
-std::vector<blocked_wait> wait_in_process(machine_state& m,
-                                          std::chrono::steady_clock::time_point t0) {
-    block_sampler sampler(m, t0);
-    std::vector<blocked_wait> deadlock;
+// period. Ticked on the caller of run()'s thread only: while it waits for the
+// nodes, and while the node it runs itself sleeps (executor::caller_node).
+class detail::run_watchdog {
+public:
+    run_watchdog(machine_state& m, std::chrono::steady_clock::time_point t0)
+        : m_(m)
+        , sampler_(m, t0) {}
+
+    void tick() {
+        if (m_.cancelled.load(std::memory_order_acquire)) return;
+        std::vector<blocked_wait> waits;
+        if (sampler_.blocked(waits) < m_.cfg.deadlock_grace) return;
+        deadlock_ = sampler_.described(std::move(waits));
+        m_.cancel(deadlock_marker);
+    }
+
+    // The waits of the deadlock it declared, if it did.
+    std::vector<blocked_wait>& deadlock() noexcept { return deadlock_; }
+
+private:
+    machine_state& m_;
+    block_sampler sampler_;
+    std::vector<blocked_wait> deadlock_;
+};
+
+void detail::watchdog_tick(machine_state& m) {
+    m.watchdog->tick();
+}
+
+namespace {
+
+// Waits for the nodes of an in-process run, ticking the watchdog.
+void wait_in_process(machine_state& m, run_watchdog& watchdog) {
     // Short runs end without a sleep and a wake-up: with a core to spare the
     // caller spins a moment first, then polls with yields a moment. Only a
     // moment: the scheduler may have put a node thread on the caller's CPU,
@@ -620,15 +649,10 @@ std::vector<blocked_wait> wait_in_process(machine_state& m,
     while (m.finished.load(std::memory_order_acquire) == 0) {
         m.caller_sleeps.store(true, std::memory_order_seq_cst);
         const bool woken = m.finished.load(std::memory_order_seq_cst) != 0 ||
-                           futex_wait_for(m.finished, 0, watchdog_tick);
+                           futex_wait_for(m.finished, 0, watchdog_period);
         m.caller_sleeps.store(false, std::memory_order_relaxed);
-        if (woken || m.cancelled.load(std::memory_order_acquire)) continue;
-        std::vector<blocked_wait> waits;
-        if (sampler.blocked(waits) < m.cfg.deadlock_grace) continue;
-        deadlock = sampler.described(std::move(waits));
-        m.cancel(deadlock_marker);
+        if (!woken) watchdog.tick();
     }
-    return deadlock;
 }
 
 // The failures of a cancelled run, in node order: which node cancelled it
@@ -664,7 +688,7 @@ void wait_over_network(machine_state& m, std::chrono::steady_clock::time_point t
             continue;
         }
         idle.pause();
-        if (const auto now = std::chrono::steady_clock::now(); now - tick >= watchdog_tick) {
+        if (const auto now = std::chrono::steady_clock::now(); now - tick >= watchdog_period) {
             tick = now;
             std::vector<blocked_wait> waits;
             if (m.cancelled.load(std::memory_order_acquire) ||
@@ -722,19 +746,19 @@ run_report machine::run(const std::function<void(node&)>& program) {
     m.program = &program;
 
     const auto t0 = std::chrono::steady_clock::now();
-    if (m.inline_node) { // this rank's one node, on this thread (state.hpp)
+    run_watchdog watchdog(m, t0);
+    m.watchdog = &watchdog;
+    m.exec->launch();
+    if (const int c = m.exec->caller_node(); c >= 0) { // on this thread (executor.hpp)
         inside_node_program = true;
-        run_node(m, m.local_begin);
+        run_node(m, c);
         inside_node_program = false;
-    } else {
-        m.exec->launch();
     }
-
-    std::vector<blocked_wait> deadlock;
     if (m.net)
         wait_over_network(m, t0);
     else
-        deadlock = wait_in_process(m, t0);
+        wait_in_process(m, watchdog);
+    m.watchdog = nullptr;
     const std::uint64_t arrived_late = m.net ? m.net->finish() : 0;
     const auto t1 = std::chrono::steady_clock::now();
     m.program = nullptr;
@@ -742,7 +766,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     if (m.cancelled.load(std::memory_order_acquire)) {
         drain(m);
         const int failed = m.first_failure.load(std::memory_order_acquire);
-        if (failed == deadlock_marker) throw deadlock_error(std::move(deadlock));
+        if (failed == deadlock_marker) throw deadlock_error(std::move(watchdog.deadlock()));
         std::vector<node_failure> failures = failures_of(m);
         if (failures.empty())
             failures.push_back({failed, "cancelled while a rendezvous send was outstanding", {}});

@@ -274,6 +274,8 @@ struct alignas(cache_line) node_state {
     routed_inbox routed_in;
 };
 
+class run_watchdog;
+
 struct machine_state {
     config cfg;
     int p = 1;
@@ -309,6 +311,7 @@ struct machine_state {
     std::atomic<int> remaining{0};
     std::atomic<std::uint32_t> finished{0}; // set by the last node; the caller futex-waits on it
     std::atomic<bool> caller_sleeps{false}; // it does: the last node must wake it
+    run_watchdog* watchdog = nullptr;       // in-process runs (machine.cpp)
 
     // Runs, parks and wakes the nodes (executor.hpp); last member, so it stops
     // before the state its nodes use goes away.

@@ -1,9 +1,13 @@
 // Node threads and CPUs: with no more nodes than usable CPUs each node is
 // bound to its own CPU (config::bind_to_cores); otherwise, or when switched
-// off, nodes keep the constructing thread's CPUs. Fiber workers are never bound
-// (fibers.cpp says why).
+// off, nodes keep the constructing thread's CPUs, and the caller of run() runs
+// node 0 itself. Fiber workers are never bound (fibers.cpp says why).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <span>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include <sched.h>
@@ -83,4 +87,66 @@ TEST_CASE("fibers: workers are not bound, whatever bind_to_cores says") {
         for (const auto& cpus : node_cpus(m))
             CHECK(cpus == usable);
     }
+}
+
+namespace {
+
+// Each node's thread, as seen from inside its program.
+std::vector<std::thread::id> node_threads(machine& m) {
+    std::vector<std::thread::id> seen(std::size_t(1) << m.cfg().dim);
+    m.run([&](node& me) { seen[std::size_t(me.id())] = std::this_thread::get_id(); });
+    return seen;
+}
+
+} // namespace
+
+TEST_CASE("with more nodes than CPUs the caller of run() runs node 0, else every node has a "
+          "thread") {
+    const int bound = largest_bound_dim(cpus_of_this_thread().size());
+    for (int d : {bound, bound + 1}) {
+        machine m(on(executor_kind::threads, d));
+        for (int rep = 0; rep < 2; ++rep) { // the same threads every run
+            const auto seen = node_threads(m);
+            CHECK_MESSAGE((seen[0] == std::this_thread::get_id()) == (d > bound), "d = " << d);
+            for (std::size_t i = 1; i < seen.size(); ++i) {
+                CHECK(seen[i] != std::this_thread::get_id());
+                CHECK(std::count(seen.begin(), seen.end(), seen[i]) == 1);
+            }
+        }
+    }
+}
+
+TEST_CASE("node 0 on the caller's thread: a deadlock is still reported, a nested run refused") {
+    const int d = largest_bound_dim(cpus_of_this_thread().size()) + 1;
+    machine m(on(executor_kind::threads, d));
+    // Everyone receives first; node 0 sleeps in the caller's thread, which is
+    // also the watchdog.
+    try {
+        m.run([](node& me) {
+            int x = 0;
+            me.recv(0, std::span(&x, 1));
+        });
+        FAIL("run returned");
+    } catch (const deadlock_error& e) {
+        REQUIRE(e.waits().size() == std::size_t(1) << d);
+        for (std::size_t i = 0; i < e.waits().size(); ++i) {
+            CHECK(e.waits()[i].node == int(i));
+            CHECK(e.waits()[i].dim == 0);
+            CHECK(e.waits()[i].peer == int(i ^ 1));
+        }
+    }
+    try {
+        m.run([&](node& me) {
+            if (me.id() == 0) m.run([](node&) {});
+        });
+        FAIL("run returned");
+    } catch (const run_error& e) {
+        CHECK(std::string(e.what()) == "node 0: machine::run called from inside a node program");
+    }
+    // Usable afterwards, and the caller is no node program any more.
+    int sum = 0;
+    m.run([&](node& me) {
+        if (me.id() == 0) sum = 1;
+    });
+    CHECK(sum == 1);
 }
