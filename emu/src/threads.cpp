@@ -37,8 +37,8 @@ public:
         // The caller of run() runs the first node itself when the nodes
         // outnumber the cores, as an OpenMP master thread runs its share:
         // waiting for them it would only be one more thread for the cores to
-        // take turns with (an empty run at d = 2 on 2 CPUs: 7.0-9.2 us with 5
-        // threads yielding in turn, 5.0-5.8 us with 4). Over MPI it runs a
+        // take turns with (an empty run at d = 2 on 2 CPUs: 7.2-7.6 us with 5
+        // threads yielding in turn, 4.8-5.0 us with 4). Over MPI it runs a
         // rank's only node (machine_state::inline_node).
         if (m.inline_node || (!spin_ && !m.net)) caller_node_ = m.local_begin;
         threads_.reserve(nodes);
