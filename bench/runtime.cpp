@@ -421,32 +421,64 @@ struct pattern_cost {
     double switches_per_step; // context switches per node-step, the same difference
 };
 
-pattern_cost step_pattern_cost(setup s, int d, int reps) {
-    hcube::machine m(on(s, d));
-    run_ms(m, [](hcube::node&) {});
-    std::vector<double> total, empty, switches;
-    for (int r = 0; r < reps; ++r) {
-        const long c0 = context_switches();
-        total.push_back(run_ms(m, step_pattern));
-        const long c1 = context_switches();
-        empty.push_back(run_ms(m, [](hcube::node&) {}));
-        switches.push_back(double((c1 - c0) - (context_switches() - c1)));
+// The d-step pattern on one machine, a sample at a time: the setups compared
+// take turns (A B C A B C ...), so a slow spell of this shared machine, which
+// lasts seconds, falls on all of them and not on whichever ran last.
+class pattern_probe {
+public:
+    pattern_probe(setup s, int d)
+        : m_(on(s, d))
+        , d_(d) {
+        run_ms(m_, [](hcube::node&) {});
     }
-    const double node_steps = double(d) * double(1 << d);
-    return {median(total) - median(empty), std::max(0.0, median(switches)) / node_steps};
-}
 
-// Microseconds per one-double allreduce, `count` of them back to back in one run.
-double allreduce_us(hcube::executor_kind e, int d, int count) {
-    hcube::machine m(on(e, d));
-    const auto program = [count](hcube::node& me) {
-        double x = me.id();
-        for (int i = 0; i < count; ++i)
-            hcube::allreduce(me, std::span(&x, 1), std::plus<>{});
-    };
-    m.run(program);
-    return median_of(5, [&] { return m.run(program).wall_seconds; }) / count * 1e6;
-}
+    void sample() {
+        const long c0 = context_switches();
+        total_.push_back(run_ms(m_, step_pattern));
+        const long c1 = context_switches();
+        empty_.push_back(run_ms(m_, [](hcube::node&) {}));
+        switches_.push_back(double((c1 - c0) - (context_switches() - c1)));
+    }
+
+    pattern_cost cost() const {
+        const double node_steps = double(d_) * double(1 << d_);
+        return {median(total_) - median(empty_), std::max(0.0, median(switches_)) / node_steps};
+    }
+
+private:
+    hcube::machine m_;
+    int d_;
+    std::vector<double> total_, empty_, switches_;
+};
+
+// Microseconds per one-double allreduce, `count` of them back to back in one
+// run; a sample at a time, as pattern_probe.
+class allreduce_probe {
+public:
+    allreduce_probe(hcube::executor_kind e, int d, int count)
+        : m_(on(e, d))
+        , count_(count) {
+        run_us(); // warm-up
+    }
+
+    void sample() { us_.push_back(run_us()); }
+    double us() const { return median(us_); }
+
+private:
+    double run_us() {
+        const int count = count_;
+        const auto program = [count](hcube::node& me) {
+            double x = me.id();
+            for (int i = 0; i < count; ++i)
+                hcube::allreduce(me, std::span(&x, 1), std::plus<>{});
+        };
+        return m_.run(program).wall_seconds / count * 1e6;
+    }
+
+    hcube::machine m_;
+    int count_;
+    std::vector<double> us_;
+};
 
 // d = 16 with fibers in a child process: start, a one-word allreduce, stop.
 // Returns {wall seconds, max RSS in MiB} (the child's own high-water mark).
@@ -579,9 +611,14 @@ int main(int argc, char** argv) {
         out.add({"same-core futex hand-off", 0, handoff, "us", no_value, true});
         const double yield_switch = yield_switch_us(1 << dmax, quick ? 20 : 100, cores);
         const int reps = quick ? 3 : 7;
-        const pattern_cost threads = step_pattern_cost(threads_ring, dmax, reps);
-        const pattern_cost boost = step_pattern_cost(threads_boost, dmax, reps);
-        const pattern_cost fibers = step_pattern_cost(fibers_ring, dmax, reps);
+        pattern_probe threads_probe(threads_ring, dmax), boost_probe(threads_boost, dmax),
+            fibers_probe(fibers_ring, dmax);
+        for (int r = 0; r < reps; ++r)
+            for (pattern_probe* p : {&threads_probe, &boost_probe, &fibers_probe})
+                p->sample();
+        const pattern_cost threads = threads_probe.cost();
+        const pattern_cost boost = boost_probe.cost();
+        const pattern_cost fibers = fibers_probe.cost();
         const double node_steps = dmax * double(1 << dmax);
         const double bound_ms = yield_switch * threads.switches_per_step * node_steps / cores / 1e3;
         out.add({"yield switch among 4096 threads", dmax, yield_switch, "us", no_value, true});
@@ -597,8 +634,14 @@ int main(int argc, char** argv) {
     // The executors side by side.
     if (wanted("allreduce")) {
         const int count = quick ? 200 : 2000;
-        const double threads = allreduce_us(hcube::executor_kind::threads, 6, count);
-        const double fibers = allreduce_us(hcube::executor_kind::fibers, 6, count);
+        allreduce_probe threads_probe(hcube::executor_kind::threads, 6, count),
+            fibers_probe(hcube::executor_kind::fibers, 6, count);
+        for (int r = 0; r < 7; ++r) {
+            threads_probe.sample();
+            fibers_probe.sample();
+        }
+        const double threads = threads_probe.us();
+        const double fibers = fibers_probe.us();
         out.add({"allreduce 1 double back to back, threads", 6, threads, "us", no_value, true});
         out.add({"allreduce 1 double back to back, fibers", 6, fibers, "us", threads / 5, true});
     }
