@@ -209,8 +209,9 @@ void print_text(const machine_facts& f, const std::vector<gray_row>& rows) {
     fmt::print("hypercube of dimension {}\n", f.dim);
     fmt::print("nodes              {}\n", f.nodes);
     fmt::print("directed links     {}  (p x d = {} x {})\n", f.links, f.nodes, f.dim);
-    fmt::print("threads            {}  (one per node; with fibers {} worker threads)\n", f.nodes,
-               f.fibers.workers);
+    fmt::print("threads            {}  (one per node, node 0 on the caller's when the nodes "
+               "outnumber the CPUs; with fibers {} worker threads)\n",
+               f.nodes, f.fibers.workers);
     fmt::print("can start here     {}; {}\n", can_start_text(f.threads), can_start_text(f.fibers));
     fmt::print("largest D here     {} with threads, {} with fibers  (of 0..{}; the system's "
                "limits decide)\n",
