@@ -619,6 +619,8 @@ public:
 
     // The waits of the deadlock it declared, if it did.
     std::vector<blocked_wait>& deadlock() noexcept { return deadlock_; }
+    // Over MPI the caller watches with its own rule (wait_over_network).
+    block_sampler& sampler() noexcept { return sampler_; }
 
 private:
     machine_state& m_;
@@ -678,8 +680,8 @@ std::vector<node_failure> failures_of(machine_state& m) {
 // (remote.hpp), then for the ranks it shares links with. What other ranks
 // cannot see ends the job: a node that threw, and nodes that all stayed
 // blocked with nothing moving for config::mpi_quiet_limit.
-void wait_over_network(machine_state& m, std::chrono::steady_clock::time_point t0) {
-    block_sampler sampler(m, t0);
+void wait_over_network(machine_state& m, std::chrono::steady_clock::time_point t0,
+                       block_sampler& sampler) {
     auto tick = t0;
     for (idle_backoff idle; m.finished.load(std::memory_order_acquire) == 0;) {
         if (m.net->progress()) {
@@ -755,7 +757,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
         inside_node_program = false;
     }
     if (m.net)
-        wait_over_network(m, t0);
+        wait_over_network(m, t0, watchdog.sampler());
     else
         wait_in_process(m, watchdog);
     m.watchdog = nullptr;
