@@ -52,6 +52,12 @@ public:
     // The contexts' names for reports ("threads", "fibers").
     virtual const char* name() const noexcept = 0;
 
+    // Nodes that usually run on one core form a group, groups() of them:
+    // the machine counts active nodes per group (machine_state::active), so
+    // parks and wakes inside a group write no line another core writes.
+    virtual int groups() const noexcept { return 1; }
+    virtual int group_of(int /*node*/) const noexcept { return 0; }
+
     // The node the caller of run() runs itself right after launch(), or -1.
     // Its park must keep the deadlock watchdog ticking (watchdog_tick): the
     // caller is the watchdog.

@@ -385,6 +385,9 @@ public:
     // back-to-back allreduce ~25% slower (3 resumes per node and step).
     int yields() const noexcept override { return 0; }
     const char* name() const noexcept override { return "fibers"; }
+    // A worker's nodes: a group of its own.
+    int groups() const noexcept override { return count_; }
+    int group_of(int node) const noexcept override { return fibers_[node].owner->index; }
 
 private:
     int index(const node_state& n) const noexcept { return int(&n - m_.nodes.get()); }

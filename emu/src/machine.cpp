@@ -64,7 +64,7 @@ void detail::finish_node(machine_state& m, int i) {
     // A finished node's bound must not hold back routed messages sent later
     // in the run (told to the router now or when routed traffic begins).
     route_finish(m, i);
-    if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
+    if (m.deactivate(s)) place_when_all_parked(m);
     if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         // A Dekker pair with the caller's caller_sleeps and its re-check: a
         // caller still polling is not woken (a system call per run).
@@ -387,6 +387,12 @@ machine::machine(config cfg)
         m.exec = make_fiber_executor(m, m.cfg.workers, fiber_guard_pages(m.p, lim));
     } else {
         m.exec = make_thread_executor(m);
+    }
+    m.group_count = m.exec->groups();
+    m.groups = std::make_unique<active_group[]>(std::size_t(m.group_count));
+    for (int i = 0; i < m.p; ++i) {
+        m.nodes[i].group = &m.groups[m.is_local(i) ? m.exec->group_of(i) : 0];
+        m.nodes[i].group->members += m.is_local(i);
     }
     m.spin = m.exec->spins();
     // The caller of run() waits on a core too: with no core to spare (a
@@ -740,7 +746,12 @@ run_report machine::run(const std::function<void(node&)>& program) {
     m.routes.reset(m.p, m.cfg.dim, m.cfg.trace);
     if (m.net) m.net->begin_run();
     const int local = m.local_end - m.local_begin;
-    m.active.store(local, std::memory_order_relaxed);
+    int groups_active = 0;
+    for (int g = 0; g < m.group_count; ++g) {
+        m.groups[g].count.store(m.groups[g].members, std::memory_order_relaxed);
+        groups_active += m.groups[g].members > 0;
+    }
+    m.active.store(groups_active, std::memory_order_relaxed);
     m.cancelled.store(false, std::memory_order_relaxed);
     m.first_failure.store(-1, std::memory_order_relaxed);
     m.remaining.store(local, std::memory_order_relaxed);

@@ -222,8 +222,9 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         m.park_barrier();
         if (ready()) {
             // A waker that claimed this wait counted us active a second time.
+            // Not its group's last: it counts itself too.
             if (!s.waiting.exchange(false, std::memory_order_relaxed))
-                m.active.fetch_sub(1, std::memory_order_relaxed);
+                s.group->count.fetch_sub(1, std::memory_order_relaxed);
             return;
         }
         // Published for the deadlock watchdog only after the re-check failed:
@@ -233,12 +234,11 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         s.park_epoch.fetch_add(1, std::memory_order_relaxed);
         s.parked.store(true, std::memory_order_release);
         if (routed_in_use(m)) publish_routed_bound(m, s, nullptr);
-        if (m.active.fetch_sub(1, std::memory_order_acq_rel) == 1) place_when_all_parked(m);
+        if (m.deactivate(s)) place_when_all_parked(m);
         m.exec->park(s, seq);
         // Unless a waker claimed the wait and counted us (cancel and spurious
         // wake-ups do not).
-        if (s.waiting.exchange(false, std::memory_order_relaxed))
-            m.active.fetch_add(1, std::memory_order_relaxed);
+        if (s.waiting.exchange(false, std::memory_order_relaxed)) m.activate(s);
         s.parked.store(false, std::memory_order_relaxed);
         if (ready()) return;
     }

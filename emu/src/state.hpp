@@ -201,6 +201,14 @@ struct byte_sink {
 
 struct machine_state;
 
+// The active nodes (neither parked nor finished) of a group that usually runs
+// on one core: a fiber worker's nodes, or all of them under threads
+// (executor::group_of). See machine_state::active.
+struct alignas(cache_line) active_group {
+    std::atomic<int> count{0};
+    int members = 0; // local nodes in the group
+};
+
 // What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").
 std::string describe_wait(int dim, const wait_info& w);
 
@@ -212,6 +220,7 @@ struct alignas(cache_line) node_state {
     // Set (then the park barrier) before the final re-check and park; wakers
     // ring only when they see it, so an idle receiver costs no syscall.
     std::atomic<bool> waiting{false};
+    active_group* group = nullptr; // its executor's group (set once)
     // Payloads this node lent to routed messages (sendrecv_routed) that came
     // back: their receivers copied them out, or someone copied them into the
     // message (node.cpp, routed_loan). Written by those, release.
@@ -300,12 +309,31 @@ struct machine_state {
     // Lent payloads not yet returned, of all local nodes (release_loans).
     std::atomic<std::int64_t> loans_out{0};
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
-    // wake). The node that brings it to 0 checks whether the whole machine is
-    // parked (router.hpp: force).
-    mutable std::atomic<int> active{0};
+    // wake), counted per group (active_group), and `active`: the groups with
+    // an active node. The node that brings it to 0 checks whether the whole
+    // machine is parked (router.hpp: force). With one counter for all, every
+    // park and wake of a p = 64 fibers allreduce took a cross-core miss on it
+    // (55-96 us per call, now 37-68: docs/runtime.md). A group changes
+    // `active` only at its first wake and its last park; RMWs on one atomic
+    // form a release sequence, so the last node's acq_rel on `active` still
+    // sees every earlier park.
+    std::unique_ptr<active_group[]> groups;
+    int group_count = 0;
+    // A line of its own: the fields around it are read by every wait.
+    alignas(cache_line) mutable std::atomic<int> active{0};
+    // n parks or finishes: true if it was the last active node.
+    bool deactivate(const node_state& n) const noexcept {
+        return n.group->count.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+               active.fetch_sub(1, std::memory_order_acq_rel) == 1;
+    }
+    // n is active again (woken, or back from a spurious park).
+    void activate(const node_state& n) const noexcept {
+        if (n.group->count.fetch_add(1, std::memory_order_relaxed) == 0)
+            active.fetch_add(1, std::memory_order_relaxed);
+    }
 
     // Run control.
-    const std::function<void(node&)>* program = nullptr;
+    alignas(cache_line) const std::function<void(node&)>* program = nullptr;
     std::atomic<bool> cancelled{false};
     std::atomic<int> first_failure{-1};
     std::atomic<int> remaining{0};
@@ -346,7 +374,7 @@ struct machine_state {
         // ring, the bell has changed.
         if (n.waiting.load(std::memory_order_relaxed) &&
             n.waiting.exchange(false, std::memory_order_relaxed)) {
-            active.fetch_add(1, std::memory_order_relaxed);
+            activate(n);
             n.bell.fetch_add(1, std::memory_order_seq_cst);
             exec->unpark(n);
         }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -120,6 +121,44 @@ TEST_CASE("fibers: more workers than nodes, one worker, default workers: same re
         CHECK(m.cfg().workers <= 4);
         const run_report r = sum_of_ids(m);
         CHECK(r.virtual_time == 2);
+    }
+}
+
+TEST_CASE("fibers: any number of workers, the machine knows when every node is parked") {
+    // Active nodes are counted per worker (docs/runtime.md). Node 1 waits on a
+    // routed message that node 6 sends only after one from node 0, which
+    // starts at time 5, so the router places it only once every node of every
+    // worker is parked; had the workers' counts not added up, the watchdog
+    // would report a deadlock instead. Then a real deadlock of all 8 nodes.
+    for (int workers : {1, 2, 3, 5}) {
+        CAPTURE(workers);
+        config c = with(executor_kind::fibers, 3);
+        c.ports = port_model::all_port;
+        c.workers = workers;
+        machine m(c);
+        for (int run = 0; run < 20; ++run) {
+            const run_report r = m.run([](node& me) {
+                if (me.id() == 0) {
+                    me.compute(5);
+                    me.send_routed(6, std::vector<int>{7});
+                }
+                if (me.id() == 6) {
+                    CHECK(me.recv_routed<int>(0) == std::vector<int>{7});
+                    me.send_routed(1, std::vector<int>{8});
+                }
+                if (me.id() == 1) CHECK(me.recv_routed<int>(6) == std::vector<int>{8});
+            });
+            CHECK(r.node_time[1] > 5);
+        }
+        try {
+            m.run([](node& me) {
+                int x = 0;
+                me.recv(0, std::span(&x, 1));
+            });
+            FAIL("run returned");
+        } catch (const deadlock_error& e) {
+            CHECK(e.waits().size() == 8);
+        }
     }
 }
 
