@@ -40,6 +40,7 @@
 #include <hcube/machine.hpp>
 
 #include <hcube/cli/args.hpp>
+#include <hcube/driver/microbench.hpp>
 
 using namespace hcube;
 
@@ -297,7 +298,8 @@ int main(int argc, char** argv) {
                     std::cerr << "skipped " << e->op << " " << e->algo << " d=" << d << " m=" << m
                               << ": " << why << "\n";
                     csv << e->op << ',' << e->algo << ",," << d << ',' << (1 << d) << ',' << m
-                        << ',' << to_string(o.type) << ",0,,,,,,,,,,skipped: " << why << "\n";
+                        << ',' << to_string(o.type) << ",0,,,,,,,,,,"
+                        << hcube::microbench::csv_field("skipped: " + why) << "\n";
                 };
                 // Single-port unless the algorithm needs all ports.
                 std::string why = e->unfit(prm);

@@ -108,8 +108,9 @@ struct report {
     void csv(std::ostream& os) const {
         os << "metric,d,value,unit,limit,verdict\n";
         for (const auto& r : rows)
-            os << r.metric << ',' << r.d << ',' << r.value << ',' << r.unit << ','
-               << (r.limit == r.limit ? std::to_string(r.limit) : "") << ',' << verdict(r) << '\n';
+            os << hcube::microbench::csv_field(r.metric) << ',' << r.d << ',' << r.value << ','
+               << r.unit << ',' << (r.limit == r.limit ? std::to_string(r.limit) : "") << ','
+               << verdict(r) << '\n';
     }
     void table(std::ostream& os) const {
         os << std::left << std::setw(44) << "metric" << std::setw(4) << "d" << std::right

@@ -26,6 +26,16 @@ inline double seconds_since(clock_type::time_point t0) {
 // The median of repeated measurements (the upper one of an even count).
 double median(std::vector<double> v);
 
+// A CSV field as RFC 4180 writes it: quoted, quotes doubled, when it holds a
+// comma, a quote or a line break ("allreduce ..., threads" is one field).
+inline std::string csv_field(const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (const char c : s)
+        q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + '"';
+}
+
 // ---- baselines ----------------------------------------------------------------
 
 // Binds the calling thread to one CPU, or back to all of them.
