@@ -610,13 +610,19 @@ int main(int argc, char** argv) {
     if (wanted("pattern")) {
         const double handoff = median_of(5, [&] { return same_core_handoff_us(iters); });
         out.add({"same-core futex hand-off", 0, handoff, "us", no_value, true});
-        const double yield_switch = yield_switch_us(1 << dmax, quick ? 20 : 100, cores);
         const int reps = quick ? 3 : 7;
         pattern_probe threads_probe(threads_ring, dmax), boost_probe(threads_boost, dmax),
             fibers_probe(fibers_ring, dmax);
-        for (int r = 0; r < reps; ++r)
+        // The bound's switch cost takes its turn with the setups too: measured
+        // once, before them, it fell in a fast spell of this machine while the
+        // threads' samples fell in a slow one (over 1.5x in 2 runs of 10).
+        std::vector<double> switches;
+        for (int r = 0; r < reps; ++r) {
+            switches.push_back(yield_switch_us(1 << dmax, quick ? 20 : 100, cores));
             for (pattern_probe* p : {&threads_probe, &boost_probe, &fibers_probe})
                 p->sample();
+        }
+        const double yield_switch = median(switches);
         const pattern_cost threads = threads_probe.cost();
         const pattern_cost boost = boost_probe.cost();
         const pattern_cost fibers = fibers_probe.cost();
