@@ -79,6 +79,8 @@ TEST_CASE("nodes are not bound when they outnumber the CPUs or binding is off") 
 }
 
 TEST_CASE("fibers: workers are not bound, whatever bind_to_cores says") {
+    // Also after a worker moved off another's CPU (fibers.cpp, spread), which
+    // binds it a moment and then restores its mask.
     const std::vector<int> usable = cpus_of_this_thread();
     for (bool bind : {true, false}) {
         config c = on(executor_kind::fibers, 3);
