@@ -463,7 +463,10 @@ private:
     // binding itself there moves it at once, and its old mask frees it again.
     void spread(worker& w) noexcept {
         const int here = sched_getcpu();
-        w.cpu.store(here, std::memory_order_relaxed);
+        // Written only when it changed: the other workers read it at every
+        // idle moment, and an unchanged line stays in their caches.
+        if (w.cpu.load(std::memory_order_relaxed) != here)
+            w.cpu.store(here, std::memory_order_relaxed);
         if (here < 0 || count_ > int(cpus_.size())) return;
         const auto taken = [&](int cpu, int below) {
             for (int o = 0; o < below; ++o)
