@@ -457,7 +457,7 @@ private:
     // unbound), and a fiber never migrates between workers anyway. But the
     // kernel often wakes them onto one CPU (near their waker) and lets them
     // share it until its load balancer moves one: a 1-link exchange of 4 MiB
-    // ran at 17-23 GB/s so for its first 0.1-0.2 s, against 40-65 apart.
+    // ran at 17-23 GB/s for its first 0.1-0.2 s, against 40-65 apart.
     // So a worker that finds a lower-numbered one on its CPU, at the start
     // of a run or when it runs out of work, moves to a CPU no worker reports:
     // binding itself there moves it at once, and its old mask frees it again.
