@@ -388,10 +388,9 @@ machine::machine(config cfg)
     } else {
         m.exec = make_thread_executor(m);
     }
-    m.group_count = m.exec->groups();
-    m.groups = std::make_unique<active_group[]>(std::size_t(m.group_count));
+    m.groups = std::vector<active_group>(std::size_t(m.exec->groups()));
     for (int i = 0; i < m.p; ++i) {
-        m.nodes[i].group = &m.groups[m.is_local(i) ? m.exec->group_of(i) : 0];
+        m.nodes[i].group = &m.groups[std::size_t(m.is_local(i) ? m.exec->group_of(i) : 0)];
         m.nodes[i].group->members += m.is_local(i);
     }
     m.spin = m.exec->spins();
@@ -747,9 +746,9 @@ run_report machine::run(const std::function<void(node&)>& program) {
     if (m.net) m.net->begin_run();
     const int local = m.local_end - m.local_begin;
     int groups_active = 0;
-    for (int g = 0; g < m.group_count; ++g) {
-        m.groups[g].count.store(m.groups[g].members, std::memory_order_relaxed);
-        groups_active += m.groups[g].members > 0;
+    for (active_group& g : m.groups) {
+        g.count.store(g.members, std::memory_order_relaxed);
+        groups_active += g.members > 0;
     }
     m.active.store(groups_active, std::memory_order_relaxed);
     m.cancelled.store(false, std::memory_order_relaxed);

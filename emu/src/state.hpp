@@ -317,8 +317,7 @@ struct machine_state {
     // `active` only at its first wake and its last park; RMWs on one atomic
     // form a release sequence, so the last node's acq_rel on `active` still
     // sees every earlier park.
-    std::unique_ptr<active_group[]> groups;
-    int group_count = 0;
+    std::vector<active_group> groups; // built once, never resized
     // A line of its own: the fields around it are read by every wait.
     alignas(cache_line) mutable std::atomic<int> active{0};
     // n parks or finishes: true if it was the last active node.
