@@ -6,10 +6,28 @@
 #include <atomic>
 #include <cstdint>
 #include <ostream>
+#include <span>
+#include <vector>
 
+#include <hcube/error.hpp>
 #include <hcube/machine.hpp>
 
 namespace hcube::test {
+
+// Runs a program in which every node receives on dimension 0 and nobody
+// sends: a deadlock of the whole machine. Returns the waits its report lists,
+// none if the run returned (so a size check fails).
+inline std::vector<blocked_wait> waits_when_all_receive(machine& m) {
+    try {
+        m.run([](node& me) {
+            int x = 0;
+            me.recv(0, std::span(&x, 1));
+        });
+    } catch (const deadlock_error& e) {
+        return e.waits();
+    }
+    return {};
+}
 
 // 2x2 matrices over the integers modulo 2^32: associative, not commutative.
 struct mat2 {
