@@ -291,7 +291,7 @@ private:
     machine_state& m_;
     node_state& s_;
     int id_;
-    item items_[max_dim]{};
+    item items_[max_dim]; // read below n_ only: zeroing them was 5% of a small exchange
     int n_ = 0;
 };
 
