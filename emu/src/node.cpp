@@ -331,11 +331,9 @@ private:
 
 } // namespace
 
-int node::neighbor(int k) const {
-    if (k < 0 || k >= dim_)
-        fail(id_, "neighbor(" + std::to_string(k) + "): dimension outside 0.." +
-                      std::to_string(dim_ - 1) + " of a " + std::to_string(dim_) + "-cube");
-    return id_ ^ (1 << k);
+void node::bad_neighbor(int k) const {
+    fail(id_, "neighbor(" + std::to_string(k) + "): dimension outside 0.." +
+                  std::to_string(dim_ - 1) + " of a " + std::to_string(dim_) + "-cube");
 }
 
 const config& node::cfg() const noexcept {

@@ -83,7 +83,11 @@ public:
     int dim() const noexcept { return dim_; }
     int size() const noexcept { return 1 << dim_; }
     // The neighbour across dimension k; a usage_error names the node and k.
-    int neighbor(int k) const;
+    // Inline: collectives ask it at every step.
+    int neighbor(int k) const {
+        if (k < 0 || k >= dim_) bad_neighbor(k);
+        return id_ ^ (1 << k);
+    }
     const config& cfg() const noexcept;
 
     // Buffered send on link k: returns once the link owns the payload; blocks
@@ -274,6 +278,7 @@ private:
     void recv_routed_any_size(int source, sink in);
     void sendrecv_routed_bytes(int dest, bytes_view out, int source, bytes_span in);
     [[noreturn]] void too_many_transfers(std::size_t n) const;
+    [[noreturn]] void bad_neighbor(int k) const;
 
     detail::machine_state* m_;
     detail::node_state* s_;
