@@ -162,3 +162,58 @@ TEST_CASE("automatic runs what the catalog's auto runs: the same virtual time") 
                       }) == catalog_time("alltoall"));
             }
 }
+
+// choose_algorithm keeps its last answer per operation and thread: a call
+// shape that differs from the one before in any field must be chosen afresh.
+// Each shape below changes one field of the one it names, and the answer of
+// allreduce or of the shift with it (checked, so the test can fail); every
+// ordered pair of shapes is asked back to back.
+TEST_CASE("automatic's remembered choice follows every field of the call shape") {
+    call_shape base;
+    base.dim = 4;
+    base.t_s = 1;
+    base.t_w = 1;
+    base.words = 64;
+    base.shift = 3;
+    base.gray_ring = true;
+    struct variant {
+        std::string field;
+        call_shape shape;
+        std::size_t from; // the variant it changes
+    };
+    std::vector<variant> variants{{"none", base, 0}};
+    const auto add = [&](const char* field, std::size_t from, auto change) {
+        call_shape s = variants[from].shape;
+        change(s);
+        variants.push_back({field, s, from});
+    };
+    add("dim", 0, [](call_shape& s) { s.dim = 1; });
+    add("ports", 0, [](call_shape& s) { s.ports = port_model::all_port; });
+    add("commutative", 2, [](call_shape& s) { s.commutative = false; });
+    add("t_s", 0, [](call_shape& s) { s.t_s = 1000; });
+    add("t_w", 4, [](call_shape& s) { s.t_w = 1000; });
+    add("words", 0, [](call_shape& s) { s.words = 1; });
+    add("shift", 0, [](call_shape& s) { s.shift = 1; });
+    add("gray_ring", 7, [](call_shape& s) { s.gray_ring = false; });
+
+    for (std::size_t i = 1; i < variants.size(); ++i) {
+        CAPTURE(variants[i].field);
+        const call_shape &a = variants[i].shape, &b = variants[variants[i].from].shape;
+        CHECK((cheapest(allreduce_records, a) != cheapest(allreduce_records, b) ||
+               cheapest(shift_records, a) != cheapest(shift_records, b)));
+    }
+    const auto back_to_back = [&](std::span<const algorithm_record> table, auto tag) {
+        using Enum = decltype(tag);
+        for (const variant& a : variants)
+            for (const variant& b : variants) {
+                CAPTURE(a.field);
+                CAPTURE(b.field);
+                CHECK(choose_algorithm<Enum>(table, a.shape) ==
+                      cheapest(table, a.shape)->template as<Enum>());
+                CHECK(choose_algorithm<Enum>(table, b.shape) ==
+                      cheapest(table, b.shape)->template as<Enum>());
+            }
+    };
+    back_to_back(allreduce_records, allreduce_algo{});
+    back_to_back(shift_records, shift_algo{});
+}
