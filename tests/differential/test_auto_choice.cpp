@@ -6,6 +6,7 @@
 // grid.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -165,9 +166,9 @@ TEST_CASE("automatic runs what the catalog's auto runs: the same virtual time") 
 
 // choose_algorithm keeps its last answer per operation and thread: a call
 // shape that differs from the one before in any field must be chosen afresh.
-// Each shape below changes one field of the one it names, and the answer of
-// allreduce or of the shift with it (checked, so the test can fail); every
-// ordered pair of shapes is asked back to back.
+// Each shape below changes one field of the one it names, and with it the
+// answer of allreduce, reduce or the shift (checked, so the test can fail);
+// every ordered pair of shapes is asked back to back.
 TEST_CASE("automatic's remembered choice follows every field of the call shape") {
     call_shape base;
     base.dim = 4;
@@ -176,12 +177,16 @@ TEST_CASE("automatic's remembered choice follows every field of the call shape")
     base.words = 64;
     base.shift = 3;
     base.gray_ring = true;
+    call_shape small = base; // reduce's answer depends on its root here
+    small.dim = 2;
+    small.words = 3;
+    small.t_s = 0;
     struct variant {
         std::string field;
         call_shape shape;
-        std::size_t from; // the variant it changes
+        std::size_t from; // the variant it changes (itself: none)
     };
-    std::vector<variant> variants{{"none", base, 0}};
+    std::vector<variant> variants{{"base", base, 0}, {"small", small, 1}};
     const auto add = [&](const char* field, std::size_t from, auto change) {
         call_shape s = variants[from].shape;
         change(s);
@@ -189,18 +194,22 @@ TEST_CASE("automatic's remembered choice follows every field of the call shape")
     };
     add("dim", 0, [](call_shape& s) { s.dim = 1; });
     add("ports", 0, [](call_shape& s) { s.ports = port_model::all_port; });
-    add("commutative", 2, [](call_shape& s) { s.commutative = false; });
+    add("commutative", 3, [](call_shape& s) { s.commutative = false; });
     add("t_s", 0, [](call_shape& s) { s.t_s = 1000; });
-    add("t_w", 4, [](call_shape& s) { s.t_w = 1000; });
+    add("t_w", 5, [](call_shape& s) { s.t_w = 1000; });
     add("words", 0, [](call_shape& s) { s.words = 1; });
     add("shift", 0, [](call_shape& s) { s.shift = 1; });
-    add("gray_ring", 7, [](call_shape& s) { s.gray_ring = false; });
+    add("gray_ring", 8, [](call_shape& s) { s.gray_ring = false; });
+    add("root", 1, [](call_shape& s) { s.root = 2; });
 
-    for (std::size_t i = 1; i < variants.size(); ++i) {
+    const std::span<const algorithm_record> tables[] = {allreduce_records, reduce_records,
+                                                        shift_records};
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+        if (variants[i].from == i) continue;
         CAPTURE(variants[i].field);
         const call_shape &a = variants[i].shape, &b = variants[variants[i].from].shape;
-        CHECK((cheapest(allreduce_records, a) != cheapest(allreduce_records, b) ||
-               cheapest(shift_records, a) != cheapest(shift_records, b)));
+        CHECK(std::any_of(std::begin(tables), std::end(tables),
+                          [&](const auto& t) { return cheapest(t, a) != cheapest(t, b); }));
     }
     const auto back_to_back = [&](std::span<const algorithm_record> table, auto tag) {
         using Enum = decltype(tag);
@@ -215,5 +224,6 @@ TEST_CASE("automatic's remembered choice follows every field of the call shape")
             }
     };
     back_to_back(allreduce_records, allreduce_algo{});
+    back_to_back(reduce_records, reduce_algo{});
     back_to_back(shift_records, shift_algo{});
 }
