@@ -187,20 +187,24 @@ TEST_CASE("automatic's remembered choice follows every field of the call shape")
         std::size_t from; // the variant it changes (itself: none)
     };
     std::vector<variant> variants{{"base", base, 0}, {"small", small, 1}};
+    // Returns the new variant's index, for the variants that change it.
     const auto add = [&](const char* field, std::size_t from, auto change) {
         call_shape s = variants[from].shape;
         change(s);
         variants.push_back({field, s, from});
+        return variants.size() - 1;
     };
-    add("dim", 0, [](call_shape& s) { s.dim = 1; });
-    add("ports", 0, [](call_shape& s) { s.ports = port_model::all_port; });
-    add("commutative", 3, [](call_shape& s) { s.commutative = false; });
-    add("t_s", 0, [](call_shape& s) { s.t_s = 1000; });
-    add("t_w", 5, [](call_shape& s) { s.t_w = 1000; });
-    add("words", 0, [](call_shape& s) { s.words = 1; });
-    add("shift", 0, [](call_shape& s) { s.shift = 1; });
-    add("gray_ring", 8, [](call_shape& s) { s.gray_ring = false; });
-    add("root", 1, [](call_shape& s) { s.root = 2; });
+    const std::size_t on_base = 0, on_small = 1;
+    add("dim", on_base, [](call_shape& s) { s.dim = 1; });
+    const std::size_t all_port =
+        add("ports", on_base, [](call_shape& s) { s.ports = port_model::all_port; });
+    add("commutative", all_port, [](call_shape& s) { s.commutative = false; });
+    const std::size_t startup = add("t_s", on_base, [](call_shape& s) { s.t_s = 1000; });
+    add("t_w", startup, [](call_shape& s) { s.t_w = 1000; });
+    add("words", on_base, [](call_shape& s) { s.words = 1; });
+    const std::size_t shift_1 = add("shift", on_base, [](call_shape& s) { s.shift = 1; });
+    add("gray_ring", shift_1, [](call_shape& s) { s.gray_ring = false; });
+    add("root", on_small, [](call_shape& s) { s.root = 2; });
 
     const std::span<const algorithm_record> tables[] = {allreduce_records, reduce_records,
                                                         shift_records};
