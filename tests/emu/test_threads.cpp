@@ -1,7 +1,8 @@
-// Node threads and CPUs: with no more nodes than usable CPUs each node is
-// bound to its own CPU (config::bind_to_cores); otherwise, or when switched
-// off, nodes keep the constructing thread's CPUs, and the caller of run() runs
-// node 0 itself. Fiber workers are never bound (fibers.cpp says why).
+// Node threads and CPUs: node i is bound to the (i mod c)-th of the c CPUs
+// the constructing thread may use (config::bind_to_cores); with more nodes
+// than CPUs the caller of run() runs node 0 itself, on its own CPUs. Switched
+// off, nodes keep the constructing thread's CPUs. Fiber workers are never
+// bound (fibers.cpp says why).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -55,25 +56,29 @@ int largest_bound_dim(std::size_t cpus) {
 
 } // namespace
 
-TEST_CASE("nodes get one CPU each when there are enough CPUs") {
+TEST_CASE("node i is bound to the (i mod c)-th of the c usable CPUs, but for the caller's node") {
     const std::vector<int> usable = cpus_of_this_thread();
-    for (int d = 0; d <= largest_bound_dim(usable.size()); ++d) {
+    const int bound = largest_bound_dim(usable.size());
+    for (int d = 0; d <= bound + 2; ++d) {
         machine m(on(executor_kind::threads, d));
         const auto seen = node_cpus(m);
-        for (std::size_t i = 0; i < seen.size(); ++i)
-            CHECK_MESSAGE(seen[i] == std::vector<int>{usable[i]}, "d = " << d << ", node " << i);
+        for (std::size_t i = 0; i < seen.size(); ++i) {
+            // With more nodes than CPUs the caller runs node 0 on its own thread.
+            const std::vector<int> expected =
+                d > bound && i == 0 ? usable : std::vector<int>{usable[i % usable.size()]};
+            CHECK_MESSAGE(seen[i] == expected, "d = " << d << ", node " << i);
+        }
     }
 }
 
-TEST_CASE("nodes are not bound when they outnumber the CPUs or binding is off") {
+TEST_CASE("nodes are not bound when binding is off") {
     const std::vector<int> usable = cpus_of_this_thread();
-    config oversubscribed = on(executor_kind::threads, largest_bound_dim(usable.size()) + 1);
-    config off = on(executor_kind::threads, 0);
-    off.bind_to_cores = false;
-    for (const config& c : {oversubscribed, off}) {
-        machine m(c);
+    for (int d : {0, largest_bound_dim(usable.size()) + 1}) {
+        config off = on(executor_kind::threads, d);
+        off.bind_to_cores = false;
+        machine m(off);
         for (const auto& cpus : node_cpus(m))
-            CHECK(cpus == usable);
+            CHECK_MESSAGE(cpus == usable, "d = " << d);
     }
 }
 

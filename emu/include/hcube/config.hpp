@@ -169,10 +169,13 @@ struct config {
     // Called on the node's own thread as each primitive call begins (before
     // it moves data or time); `hcube draw` snapshots the node's buffers here.
     std::function<void(node&)> on_call{};
-    // With no more nodes than CPUs this process may use (those the thread that
-    // constructs the machine may run on), bind node i to the i-th of them, as
-    // MPI binds ranks to cores: spinning nodes then never share a core or
-    // migrate. Ignored when nodes outnumber CPUs, and by fibers.
+    // Bind node i to the (i mod c)-th of the c CPUs this process may use
+    // (those the thread that constructs the machine may run on). With no more
+    // nodes than CPUs, as MPI binds ranks to cores: spinning nodes never share
+    // a core or migrate. With more, every CPU holds a subcube when c is a
+    // power of two, and only the log2 c lowest dimensions cross CPUs; the
+    // node the caller of run() runs stays on the caller's CPUs. Ignored by
+    // fibers and over MPI.
     bool bind_to_cores = true;
     // A deadlock is reported once every unfinished node has been parked on an
     // unchanged wait for this long.
