@@ -539,7 +539,7 @@ private:
     // (its saved registers just below the frame it switched out from, the
     // frames of its wait above), fetched while this one runs: with thousands
     // of fibers they have left the caches since it parked. The d = 12 step
-    // pattern took 10-15% less time.
+    // pattern took 6-23% less time (eight alternating A/B pairs).
     static void prefetch_stack(const fiber_node* next) noexcept {
         if (!next || !next->frame) return;
         for (int line = -2; line < 6; ++line)

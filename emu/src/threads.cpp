@@ -34,9 +34,10 @@ public:
         if (nodes <= block_time_nodes_per_cpu * cpus.size()) block_time_ = block_time;
         // Node i on CPU i mod c, as a hypercube of 2^d nodes maps onto c
         // processors: with c = 2^b, every CPU holds a subcube and only the b
-        // lowest dimensions cross CPUs. Left to the kernel, the partners on
-        // each dimension shared a CPU about half the time, and the d = 12
-        // step pattern took 1.2-1.8x its bound (25% more than bound).
+        // lowest dimensions cross CPUs. Left to the kernel, each dimension's
+        // partners shared a CPU about half the time and threads migrated: the
+        // d = 12 step pattern took 1.2-1.9x its bound in bench-runtime, and
+        // 1.05-1.4x bound this way.
         if (m.cfg.bind_to_cores && !m.net)
             for (std::size_t j = 0; j < nodes; ++j)
                 cpu_of_.push_back(cpus[j % cpus.size()]);
