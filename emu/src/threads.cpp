@@ -38,9 +38,7 @@ public:
         // partners shared a CPU about half the time and threads migrated: the
         // d = 12 step pattern took 1.2-1.9x its bound in bench-runtime, and
         // 1.05-1.4x bound this way.
-        if (m.cfg.bind_to_cores && !m.net)
-            for (std::size_t j = 0; j < nodes; ++j)
-                cpu_of_.push_back(cpus[j % cpus.size()]);
+        if (m.cfg.bind_to_cores && !m.net) bind_cpus_ = cpus;
         // The caller of run() runs the first node itself when the nodes
         // outnumber the cores, as an OpenMP master thread runs its share:
         // waiting for them it would only be one more thread for the cores to
@@ -81,10 +79,10 @@ public:
 
 private:
     void serve(int i) {
-        if (!cpu_of_.empty()) {
+        if (!bind_cpus_.empty()) {
             cpu_set_t cpu;
             CPU_ZERO(&cpu);
-            CPU_SET(cpu_of_[std::size_t(i - m_.local_begin)], &cpu);
+            CPU_SET(bind_cpus_[std::size_t(i) % bind_cpus_.size()], &cpu);
             pthread_setaffinity_np(pthread_self(), sizeof cpu, &cpu);
         }
         enter_node_thread();
@@ -106,7 +104,7 @@ private:
     machine_state& m_;
     bool spin_ = false;
     int caller_node_ = -1;
-    std::vector<int> cpu_of_; // node i's CPU when bound (config::bind_to_cores)
+    std::vector<int> bind_cpus_; // node i's is [i mod size] (config::bind_to_cores)
     std::chrono::nanoseconds block_time_{0};
     run_gate gate_;
     std::atomic<bool> stopping_{false};
