@@ -148,12 +148,14 @@ namespace {
 // each), a few yields, then park on the doorbell (the executor's park).
 //
 // Parking protocol (a Dekker pair with machine_state::wake): the waiter stores
-// waiting = true, passes the park barrier, re-checks ready(); a waker publishes
-// its data, passes its barrier, loads waiting (state.hpp: both barriers are
-// fences, or the parker's is a membarrier and the waker's free). At least one
-// of them sees the other's store, so either the re-check succeeds or the waker
-// rings the bell. The bell value is read before the re-check, so a ring between
-// re-check and futex wait makes the wait return.
+// waiting = the events that can end its wait (ended_by), passes the park
+// barrier, re-checks ready(); a waker publishes its data, passes its barrier,
+// loads waiting (state.hpp: both barriers are fences, or the parker's is a
+// membarrier and the waker's free). At least one of them sees the other's
+// store, so either the re-check succeeds or the waker rings the bell, if its
+// event is one of those: no other can make this ready() true. The bell value
+// is read before the re-check, so a ring between re-check and futex wait makes
+// the wait return.
 // A rank's only node, run by the caller of run() (state.hpp, inline_node):
 // nobody else moves its messages, so it never parks; after
 // config::mpi_quiet_limit with nothing moving it ends the job, as the caller's
@@ -218,12 +220,12 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         // once) or this acquire load synchronizes with it and sees the flag.
         const std::uint32_t seq = s.bell.load(std::memory_order_acquire);
         throw_if_cancelled(m);
-        s.waiting.store(true, std::memory_order_relaxed);
+        s.waiting.store(std::uint8_t(ended_by(info.kind)), std::memory_order_relaxed);
         m.park_barrier();
         if (ready()) {
             // A waker that claimed this wait counted us active a second time.
             // Not its group's last: it counts itself too.
-            if (!s.waiting.exchange(false, std::memory_order_relaxed))
+            if (!s.waiting.exchange(0, std::memory_order_relaxed))
                 s.group->count.fetch_sub(1, std::memory_order_relaxed);
             return;
         }
@@ -238,7 +240,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
         m.exec->park(s, seq);
         // Unless a waker claimed the wait and counted us (cancel and spurious
         // wake-ups do not).
-        if (s.waiting.exchange(false, std::memory_order_relaxed)) m.activate(s);
+        if (s.waiting.exchange(0, std::memory_order_relaxed)) m.activate(s);
         s.parked.store(false, std::memory_order_relaxed);
         if (ready()) return;
     }
@@ -433,7 +435,7 @@ struct access {
             d.ptr = copy;
         }
         l.publish();
-        m.wake(m.nodes[peer]);
+        m.wake(m.nodes[peer], wake_event::arrival);
         if (m.net) m.net->progress(); // ship it now if it leaves this rank
 
         s.ends[k].sent.messages += 1;
@@ -501,7 +503,7 @@ struct access {
         const vclock arrival = d.arrival;
         const vclock dur = m.message_duration(d.bytes, elem);
         l.pop();
-        m.wake(m.nodes[id ^ (1 << k)]);
+        m.wake(m.nodes[id ^ (1 << k)], wake_event::take);
         charge_receive(m, s, arrival, dur);
         if (m.cfg.trace) s.receipts.push_back({id ^ (1 << k), k, std::int64_t(s.calls.size()) - 1});
     }

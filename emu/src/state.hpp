@@ -209,6 +209,28 @@ struct alignas(cache_line) active_group {
     int members = 0; // local nodes in the group
 };
 
+// What a waker made happen, as bits of node_state::waiting: a message
+// arrived on a link, a message was taken off one (room, or a delivery), or
+// anything else (routed messages placed, loans returned, MPI traffic).
+// A node that waits to receive on link k+1 is then not woken when its
+// partner on link k takes its last message: in the d = 12 step pattern with
+// fibers, those wakes were a quarter of all resumes (docs/runtime.md).
+enum class wake_event : std::uint8_t { arrival = 1, take = 2, any = 3 };
+
+// The events that can make a wait of kind k ready (node.cpp, wait_until).
+constexpr wake_event ended_by(wait_info::kind_t k) noexcept {
+    switch (k) {
+    case wait_info::recv:
+    case wait_info::recv_any:
+        return wake_event::arrival;
+    case wait_info::send_full:
+    case wait_info::delivery:
+        return wake_event::take;
+    default:
+        return wake_event::any;
+    }
+}
+
 // What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").
 std::string describe_wait(int dim, const wait_info& w);
 
@@ -218,8 +240,10 @@ struct alignas(cache_line) node_state {
     // Doorbell: bumped by whoever makes something this node may wait for true.
     std::atomic<std::uint32_t> bell{0};
     // Set (then the park barrier) before the final re-check and park; wakers
-    // ring only when they see it, so an idle receiver costs no syscall.
-    std::atomic<bool> waiting{false};
+    // ring only when they see it, so an idle receiver costs no syscall. Its
+    // value is the events that can end the wait (wake_event bits; 0: not
+    // waiting): a waker whose event cannot end it leaves it parked.
+    std::atomic<std::uint8_t> waiting{0};
     active_group* group = nullptr; // its executor's group (set once)
     // Payloads this node lent to routed messages (sendrecv_routed) that came
     // back: their receivers copied them out, or someone copied them into the
@@ -360,9 +384,10 @@ struct machine_state {
         return {cfg.cost.message_time(cfg.cost.words(bytes, elem)), 1};
     }
 
-    // Wakes `n` if it is about to park or parked. Call after publishing whatever
-    // it waits for; the barrier pairs with park_barrier() in wait_until.
-    void wake(node_state& n) const noexcept {
+    // Wakes `n` if it is about to park or parked on a wait that `event` can
+    // end. Call after publishing whatever it waits for; the barrier pairs with
+    // park_barrier() in wait_until.
+    void wake(node_state& n, wake_event event = wake_event::any) const noexcept {
         if (asymmetric)
             std::atomic_signal_fence(std::memory_order_seq_cst);
         else
@@ -371,8 +396,8 @@ struct machine_state {
         // again before it rings, so the machine never looks all parked while a
         // woken node has yet to run (place_when_all_parked); others need not
         // ring, the bell has changed.
-        if (n.waiting.load(std::memory_order_relaxed) &&
-            n.waiting.exchange(false, std::memory_order_relaxed)) {
+        if ((n.waiting.load(std::memory_order_relaxed) & std::uint8_t(event)) &&
+            n.waiting.exchange(0, std::memory_order_relaxed)) {
             activate(n);
             n.bell.fetch_add(1, std::memory_order_seq_cst);
             exec->unpark(n);
