@@ -89,6 +89,9 @@ std::vector<int> usable_cpus();
 
 // Every node its own OS thread (threads.cpp).
 std::unique_ptr<executor> make_thread_executor(machine_state& m);
+// Whether its nodes will spin (executor::spins): each has a core of its own,
+// and no rank shares them (docs/mpi.md). Known before it starts.
+bool thread_nodes_spin(const machine_state& m);
 
 // Every node a fiber on `workers` OS threads; the first `guards` stacks get a
 // guard page, the others a red zone (fibers.cpp).

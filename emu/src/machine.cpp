@@ -354,6 +354,10 @@ machine::machine(config cfg)
     m.nodes = std::make_unique<node_state[]>(m.p);
     m.local_end = m.p;
     m.cfg.backend = resolve_backend(cfg.backend);
+    // Packed rings unless the nodes will spin (links/ring.hpp), which they
+    // never do over MPI; set before anything is built for the link type.
+    m.packed_rings = m.cfg.backend == backend_kind::mpi || cfg.executor == executor_kind::fibers ||
+                     !thread_nodes_spin(m);
     if (m.cfg.backend == backend_kind::mpi) { // this rank's subcube: local_begin, local_end
         m.net = make_mpi_remote(m);
         m.inline_node = m.local_end - m.local_begin == 1 && cfg.executor == executor_kind::threads;

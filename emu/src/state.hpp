@@ -318,6 +318,10 @@ struct machine_state {
     bool asymmetric = false;   // the parking protocol's barrier is all on the parker
 
     link_table links; // of the implementation cfg.links names (resolved)
+    // Its rings keep both ends' indices on one line (packed_ring): unless
+    // the nodes spin, most links join nodes that share a core. Set once,
+    // before the links are built.
+    bool packed_rings = false;
     std::unique_ptr<node_state[]> nodes;
     router routes;
     // The nodes this process runs: all of them, or with the MPI backend this
@@ -375,7 +379,7 @@ struct machine_state {
     // Calls f(std::type_identity<L>{}) with the machine's link type L.
     template <class F>
     decltype(auto) with_links(F&& f) const {
-        return with_link_type(cfg.links, std::forward<F>(f));
+        return with_link_type(cfg.links, packed_rings, std::forward<F>(f));
     }
     std::size_t port_index(int k) const { return port_policy_of(cfg.ports).port_of(k); }
     vclock message_duration(std::size_t bytes, std::size_t elem) const {

@@ -26,9 +26,7 @@ public:
         : m_(m) {
         const std::vector<int> cpus = usable_cpus();
         const auto nodes = std::size_t(m.local_end - m.local_begin); // this process's
-        // Over MPI the ranks' nodes and pollers share the cores with each
-        // other: no spinning (docs/mpi.md).
-        spin_ = nodes <= cpus.size() && !m.net;
+        spin_ = thread_nodes_spin(m);
         // Poll for the next run only while a yield reaches every node soon;
         // thousands of polling threads would keep the caller off the cores.
         if (nodes <= block_time_nodes_per_cpu * cpus.size()) block_time_ = block_time;
@@ -112,6 +110,12 @@ private:
 };
 
 } // namespace
+
+bool thread_nodes_spin(const machine_state& m) {
+    // Over MPI the ranks' nodes and pollers share the cores with each other:
+    // no spinning (docs/mpi.md).
+    return std::size_t(m.local_end - m.local_begin) <= usable_cpus().size() && !m.net;
+}
 
 std::unique_ptr<executor> make_thread_executor(machine_state& m) {
     return std::make_unique<thread_executor>(m);

@@ -1,7 +1,8 @@
 // The link implementations on their own, apart from node (emu/src/links/):
 // every property the spsc_link concept promises (links/link.hpp), checked the
-// same way for hcube's ring and for Boost.Lockfree's spsc_queue; and how
-// config::links and HCUBE_LINKS choose between them.
+// same way for hcube's ring (both layouts: ring, packed_ring) and for
+// Boost.Lockfree's spsc_queue; and how config::links and HCUBE_LINKS choose
+// between them.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -22,6 +23,7 @@ using namespace hcube;
 using detail::boost_spsc;
 using detail::descriptor;
 using detail::link_table;
+using detail::packed_ring;
 using detail::payload;
 using detail::ring;
 
@@ -100,7 +102,7 @@ L& one_link(link_table& t, std::size_t capacity) {
 } // namespace
 
 TEST_CASE_TEMPLATE("a link delivers in FIFO order and counts pushes and deliveries", L, ring,
-                   boost_spsc) {
+                   packed_ring, boost_spsc) {
     link_table t;
     L& l = one_link<L>(t, 16);
     CHECK(l.empty());
@@ -130,7 +132,7 @@ TEST_CASE_TEMPLATE("a link delivers in FIFO order and counts pushes and deliveri
 // drain). A message number whose slot kept its sequence number would then
 // look like a new message in that slot.
 TEST_CASE_TEMPLATE("a link rewound between runs holds nothing stale and counts on", L, ring,
-                   boost_spsc) {
+                   packed_ring, boost_spsc) {
     for (const std::size_t capacity : {1u, 3u, 16u}) {
         link_table t;
         L& l = one_link<L>(t, capacity);
@@ -163,7 +165,7 @@ TEST_CASE_TEMPLATE("a link rewound between runs holds nothing stale and counts o
 }
 
 TEST_CASE_TEMPLATE("a link holds exactly its capacity, then refuses until a pop", L, ring,
-                   boost_spsc) {
+                   packed_ring, boost_spsc) {
     // 1 (link_capacity 0 and 1), a power of two, and sizes the ring rounds up.
     for (const std::size_t capacity : {1u, 3u, 5u, 16u}) {
         CAPTURE(capacity);
@@ -189,7 +191,7 @@ TEST_CASE_TEMPLATE("a link holds exactly its capacity, then refuses until a pop"
     }
 }
 
-TEST_CASE_TEMPLATE("a link wraps around its slots many times", L, ring, boost_spsc) {
+TEST_CASE_TEMPLATE("a link wraps around its slots many times", L, ring, packed_ring, boost_spsc) {
     // Batches of 1..capacity messages, so the indices wrap at every offset.
     link_table t;
     L& l = one_link<L>(t, 3);
@@ -216,7 +218,8 @@ TEST_CASE_TEMPLATE("a link wraps around its slots many times", L, ring, boost_sp
 // producer rewrites as soon as consumed() says it was delivered, so a
 // delivery count published too early shows as a torn copy (and, under
 // ThreadSanitizer, as a race).
-TEST_CASE_TEMPLATE("a link survives a producer and a consumer thread", L, ring, boost_spsc) {
+TEST_CASE_TEMPLATE("a link survives a producer and a consumer thread", L, ring, packed_ring,
+                   boost_spsc) {
     const std::uint64_t messages = test::sanitized ? 10000 : 100000;
     link_table t;
     L& l = one_link<L>(t, 4);

@@ -71,13 +71,16 @@ concept spsc_link = std::constructible_from<L, std::size_t, void*> && requires(L
 };
 
 static_assert(spsc_link<ring>);
+static_assert(spsc_link<packed_ring>);
 static_assert(spsc_link<boost_spsc>);
 
 // Calls f(std::type_identity<L>{}) with the implementation `which` names
-// (resolved: not link_impl::automatic).
+// (resolved: not link_impl::automatic); hcube's ring in its packed layout
+// when `packed` (links/ring.hpp).
 template <class F>
-decltype(auto) with_link_type(link_impl which, F&& f) {
+decltype(auto) with_link_type(link_impl which, bool packed, F&& f) {
     if (which == link_impl::boost_spsc) return f(std::type_identity<boost_spsc>{});
+    if (packed) return f(std::type_identity<packed_ring>{});
     return f(std::type_identity<ring>{});
 }
 

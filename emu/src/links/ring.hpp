@@ -17,6 +17,16 @@
 //   slots          one cache line each: seq + descriptor, right after the two
 //                  lines (the link table's arena, links/link.hpp)
 //
+// packed_ring puts both sides on one line. A line written by both ends moves
+// between their cores once more per message, which costs a link whose ends
+// spin on two cores (the d = 1 round trip: 0.38-0.43 us against 0.24-0.28);
+// but where nodes outnumber the cores most links join nodes on one core, and
+// a node-step then misses on one header line instead of two. The machine
+// packs its rings unless its nodes spin (machine.cpp). The d = 12 step
+// pattern with fibers, caches cold as in bench-runtime: 11.9 ms against 12.9
+// (medians of twelve alternating pairs, 9 of them faster); in bench-runtime
+// 9.3-12.9 ms against 14.2-16.5 (four runs and two; session 28).
+//
 // Memory ordering:
 // - slot.seq: the producer fills the descriptor, then stores seq = n + 1 with
 //   release; the consumer of message n loads it with acquire and compares, so
@@ -43,11 +53,14 @@
 #include <cstdint>
 #include <new>
 
+#include <hcube/config.hpp>
+
 #include "message.hpp"
 
 namespace hcube::detail {
 
-class alignas(cache_line) ring {
+template <bool Packed>
+class alignas(cache_line) basic_ring {
     struct slot;
 
 public:
@@ -57,12 +70,12 @@ public:
     }
     // Holds up to `capacity` (>= 1) messages; its slots are constructed at
     // `extra`, extra_bytes(capacity) bytes aligned to a cache line.
-    ring(std::size_t capacity, void* extra)
-        : producer_{make_slots(extra, std::bit_ceil(capacity)), std::bit_ceil(capacity) - 1,
-                    capacity}
+    basic_ring(std::size_t capacity, void* extra)
+        : producer_{make_slots(extra, std::bit_ceil(capacity)),
+                    std::uint32_t(std::bit_ceil(capacity) - 1), std::uint32_t(capacity)}
         , consumer_{producer_.slots, producer_.mask} {}
-    ring(const ring&) = delete;
-    ring& operator=(const ring&) = delete;
+    basic_ring(const basic_ring&) = delete;
+    basic_ring& operator=(const basic_ring&) = delete;
 
     // ---- producer ----
 
@@ -167,21 +180,28 @@ private:
         return first;
     }
 
-    struct alignas(cache_line) producer_side {
+    // Each side on a line of its own, or both on one (Packed).
+    static constexpr std::size_t side_align = Packed ? alignof(std::uint64_t) : cache_line;
+    struct alignas(side_align) producer_side {
         slot* slots;
-        std::size_t mask;
-        std::uint64_t capacity;
+        std::uint32_t mask; // capacities are at most max_link_capacity (2^20)
+        std::uint32_t capacity;
         std::uint64_t tail = 0;       // messages pushed
         std::uint64_t head_cache = 0; // a lower bound of consumer_.head
     };
-    struct alignas(cache_line) consumer_side {
+    struct alignas(side_align) consumer_side {
         slot* slots;
-        std::size_t mask;
-        std::atomic<std::uint64_t> head{0}; // messages consumed
+        std::uint32_t mask;
         std::atomic<bool> reading{false};
+        std::atomic<std::uint64_t> head{0}; // messages consumed
     };
     producer_side producer_;
     consumer_side consumer_;
 };
+
+using ring = basic_ring<false>;
+using packed_ring = basic_ring<true>;
+static_assert(sizeof(ring) == 2 * cache_line && sizeof(packed_ring) == cache_line);
+static_assert(max_link_capacity <= std::size_t(1) << 31, "mask and capacity fit 32 bits");
 
 } // namespace hcube::detail
