@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <functional>
+#include <span>
 #include <thread>
 
 #include <sys/resource.h>
@@ -17,52 +19,59 @@ using namespace hcube;
 
 namespace {
 
-long sleeps_of_this_thread() {
-    rusage u{};
-    getrusage(RUSAGE_THREAD, &u);
-    return u.ru_nvcsw;
+// Voluntary context switches of the calling thread while f runs.
+template <class F>
+long sleeps_in(F f) {
+    const auto sleeps = [] {
+        rusage u{};
+        getrusage(RUSAGE_THREAD, &u);
+        return u.ru_nvcsw;
+    };
+    const long before = sleeps();
+    f();
+    return sleeps() - before;
 }
 
-config threads(int dim) {
-    config c = test::cfg(dim);
-    c.executor = executor_kind::threads;
-    return c;
+struct part {
+    std::chrono::milliseconds after;
+    std::function<void(node&)> play;
+};
+
+// A 2-cube on threads: node 3 (a thread of its own: the caller of run() may
+// run node 0) plays `three` at once, nodes 1 and 2 play theirs after a sleep.
+void play(const config& c, const std::function<void(node&)>& three, const part& one,
+          const part& two) {
+    config t = c;
+    t.executor = executor_kind::threads;
+    machine m(t);
+    m.run([&](node& me) {
+        if (me.id() == 3) return three(me);
+        if (me.id() == 0) return;
+        const part& p = me.id() == 1 ? one : two;
+        std::this_thread::sleep_for(p.after);
+        p.play(me);
+    });
 }
+
+const int from1 = 11, from3 = 13;
 
 } // namespace
 
-// 2-cube, node 3 (a thread of its own: the caller of run() may run node 0):
-//
+using namespace std::chrono_literals;
+
 //   node 3   send dim 0 -> 2 ... recv dim 1 from 1 ......................... done
 //   node 2   sleep 100 ms, recv dim 0 (takes 3's message: no wake for 3)
 //   node 1   sleep 300 ms, send dim 1 -> 3                (wakes 3: arrival)
 TEST_CASE("a node waiting to receive sleeps once: a take of its earlier message does not wake it") {
-    machine m(threads(2));
     long sleeps = -1;
     int got = -1, taken = -1;
-    m.run([&](node& me) {
-        using namespace std::chrono_literals;
-        const int word = 10 + me.id();
-        switch (me.id()) {
-        case 3: {
-            me.send(0, std::span(&word, 1));
-            const long before = sleeps_of_this_thread();
-            me.recv(1, std::span(&got, 1));
-            sleeps = sleeps_of_this_thread() - before;
-            break;
-        }
-        case 2:
-            std::this_thread::sleep_for(100ms);
-            me.recv(0, std::span(&taken, 1));
-            break;
-        case 1:
-            std::this_thread::sleep_for(300ms);
-            me.send(1, std::span(&word, 1));
-            break;
-        default:
-            break;
-        }
-    });
+    play(test::cfg(2),
+         [&](node& me) {
+             me.send(0, std::span(&from3, 1));
+             sleeps = sleeps_in([&] { me.recv(1, std::span(&got, 1)); });
+         },
+         {300ms, [&](node& me) { me.send(1, std::span(&from1, 1)); }},
+         {100ms, [&](node& me) { me.recv(0, std::span(&taken, 1)); }});
     CHECK(taken == 13);
     CHECK(got == 11);
     // Parked once, woken once by node 1's message; node 2's take rang nothing.
@@ -76,36 +85,21 @@ TEST_CASE("a node waiting to receive sleeps once: a take of its earlier message 
 //   node 1   sleep 100 ms, send dim 1 -> 3 (an arrival: no wake for 3)
 //   node 2   sleep 300 ms, recv dim 0 twice         (the take wakes 3)
 TEST_CASE("a node waiting for room on a full link sleeps once: an arrival does not wake it") {
-    config c = threads(2);
+    config c = test::cfg(2);
     c.link_capacity = 1;
-    machine m(c);
     long sleeps = -1;
     int got[2] = {-1, -1}, other = -1;
-    m.run([&](node& me) {
-        using namespace std::chrono_literals;
-        const int word = 10 + me.id();
-        switch (me.id()) {
-        case 3: {
-            me.send(0, std::span(&word, 1));
-            const long before = sleeps_of_this_thread();
-            me.send(0, std::span(&word, 1));
-            sleeps = sleeps_of_this_thread() - before;
-            me.recv(1, std::span(&other, 1));
-            break;
-        }
-        case 1:
-            std::this_thread::sleep_for(100ms);
-            me.send(1, std::span(&word, 1));
-            break;
-        case 2:
-            std::this_thread::sleep_for(300ms);
-            me.recv(0, std::span(&got[0], 1));
-            me.recv(0, std::span(&got[1], 1));
-            break;
-        default:
-            break;
-        }
-    });
+    play(c,
+         [&](node& me) {
+             me.send(0, std::span(&from3, 1));
+             sleeps = sleeps_in([&] { me.send(0, std::span(&from3, 1)); });
+             me.recv(1, std::span(&other, 1));
+         },
+         {100ms, [&](node& me) { me.send(1, std::span(&from1, 1)); }},
+         {300ms, [&](node& me) {
+              me.recv(0, std::span(&got[0], 1));
+              me.recv(0, std::span(&got[1], 1));
+          }});
     CHECK(got[0] == 13);
     CHECK(got[1] == 13);
     CHECK(other == 11);
