@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -39,6 +40,20 @@ std::string node_prefix(int id) {
 
 [[noreturn]] void fail(int id, const std::string& what) {
     throw usage_error(node_prefix(id) + what);
+}
+
+// The failures of a primitive's fast path, out of line: a message built in
+// the primitive's own frame spread that frame (and the stack lines a parked
+// fiber keeps) over more cache lines.
+[[noreturn, gnu::cold, gnu::noinline]] void bad_dim(int id, int dim, int k, const char* op) {
+    fail(id, std::string(op) + " on dimension " + std::to_string(k) + ", outside 0.." +
+                 std::to_string(dim - 1) + " of a " + std::to_string(dim) + "-cube");
+}
+[[noreturn, gnu::cold, gnu::noinline]] void too_large(int id, std::size_t bytes) {
+    fail(id, "message of " + std::to_string(bytes) + " bytes exceeds the 4 GiB limit");
+}
+[[noreturn, gnu::cold, gnu::noinline]] void out_of_memory(int id, std::size_t bytes) {
+    fail(id, "out of memory for a message of " + std::to_string(bytes) + " bytes");
 }
 
 std::string elements(std::size_t bytes, std::size_t elem) {
@@ -251,7 +266,7 @@ void wait_until(machine_state& m, node_state& s, Ready ready, const wait_info& i
 // borrowed buffer outstanding, the run is cancelled and we wait until no
 // receiver is copying from it (links/link.hpp, reading()), so none reads freed
 // memory.
-template <spsc_link L>
+template <spsc_link L, int Capacity>
 class pending_deliveries {
 public:
     pending_deliveries(machine_state& m, node_state& s, int id) noexcept
@@ -262,6 +277,7 @@ public:
     pending_deliveries& operator=(const pending_deliveries&) = delete;
 
     void add(int k, std::uint64_t seq, bool borrowed) noexcept {
+        assert(n_ < Capacity);
         items_[n_++] = {k, seq, borrowed};
     }
 
@@ -293,13 +309,40 @@ private:
     machine_state& m_;
     node_state& s_;
     int id_;
-    item items_[max_dim]; // read below n_ only: zeroing them was 5% of a small exchange
+    // Read below n_ only: zeroing them was 5% of a small exchange.
+    item items_[Capacity];
     int n_ = 0;
 };
 
 // The neighbour across dimension k, or -1 for a k the call will refuse.
 int across_of(int id, int dim, int k) {
     return k >= 0 && k < dim ? id ^ (1 << k) : -1;
+}
+
+std::int64_t wall_ns() {
+    return std::chrono::steady_clock::now().time_since_epoch().count();
+}
+
+// config::trace's records, out of line for the same reason as bad_dim: the
+// records a primitive builds stay out of its frame when tracing is off.
+[[gnu::noinline]] void record_call(node_state& s, int id, call_kind kind, int dim, int peer) {
+    s.calls.push_back({id, kind, dim, peer, s.clock.steps, s.clock.time, 0, wall_ns(), 0});
+}
+[[gnu::noinline]] void record_return(node_state& s) {
+    call_record& c = s.calls.back();
+    c.end = s.clock.time;
+    c.wall_end = wall_ns();
+}
+// A message sent (to: its destination; dim -1: routed), charged from start to
+// arrival; a routed one's arrival is filled in when the router places it.
+[[gnu::noinline]] void record_send(node_state& s, int from, int to, int dim, vclock start,
+                                   double arrival, std::size_t bytes) {
+    s.trace.push_back(
+        {from, to, dim, start.steps, start.time, arrival, bytes, std::int64_t(s.calls.size()) - 1});
+}
+// A message taken from `from` (dim -1: routed) by the current call.
+[[gnu::noinline]] void record_receipt(node_state& s, int from, int dim) {
+    s.receipts.push_back({from, dim, std::int64_t(s.calls.size()) - 1});
 }
 
 // One primitive call: config::on_call sees the node first; with config::trace
@@ -310,23 +353,15 @@ public:
         : s_(s)
         , on_(m.cfg.trace) {
         if (m.cfg.on_call) m.cfg.on_call(me);
-        if (on_)
-            s.calls.push_back(
-                {me.id(), kind, dim, peer, s.clock.steps, s.clock.time, 0, wall_ns(), 0});
+        if (on_) record_call(s, me.id(), kind, dim, peer);
     }
     call_scope(const call_scope&) = delete;
     call_scope& operator=(const call_scope&) = delete;
     ~call_scope() {
-        if (!on_) return;
-        call_record& c = s_.calls.back();
-        c.end = s_.clock.time;
-        c.wall_end = wall_ns();
+        if (on_) record_return(s_);
     }
 
 private:
-    static std::int64_t wall_ns() {
-        return std::chrono::steady_clock::now().time_since_epoch().count();
-    }
     node_state& s_;
     bool on_;
 };
@@ -388,13 +423,16 @@ struct access {
 
     L& out(int k) const { return s.out_link<L>(k); }
     L& in(int k) const { return s.in_link<L>(k); }
-    pending_deliveries<L> deliveries() const noexcept { return {m, s, id}; }
+    // Room for one delivery per link the call sends on. A call's frame stays
+    // on its fiber's stack while the node is parked, and a single exchange
+    // with room for max_dim spread its live words over more cache lines.
+    template <int Capacity>
+    pending_deliveries<L, Capacity> deliveries() const noexcept {
+        return {m, s, id};
+    }
 
     void check_dim(int k, const char* op) const {
-        if (k < 0 || k >= m.cfg.dim)
-            fail(id, std::string(op) + " on dimension " + std::to_string(k) + ", outside 0.." +
-                         std::to_string(m.cfg.dim - 1) + " of a " + std::to_string(m.cfg.dim) +
-                         "-cube");
+        if (k < 0 || k >= m.cfg.dim) bad_dim(id, m.cfg.dim, k, op);
     }
 
     // Sends on link k: waits while the link is full, then reserves the send
@@ -402,8 +440,7 @@ struct access {
     // borrowed) and publishes it. Returns the message's sequence number.
     [[gnu::always_inline]] std::uint64_t post(int k, const void* data, std::size_t bytes,
                                               std::size_t elem, std::uint32_t type, bool borrow) {
-        if (bytes > std::numeric_limits<std::uint32_t>::max())
-            fail(id, "message of " + std::to_string(bytes) + " bytes exceeds the 4 GiB limit");
+        if (bytes > std::numeric_limits<std::uint32_t>::max()) too_large(id, bytes);
         L& l = out(k);
         const int peer = id ^ (1 << k);
         if (!l.writable())
@@ -428,8 +465,7 @@ struct access {
             d.ptr = data;
         } else {
             void* copy = payload_alloc(bytes);
-            if (!copy)
-                fail(id, "out of memory for a message of " + std::to_string(bytes) + " bytes");
+            if (!copy) out_of_memory(id, bytes);
             std::memcpy(copy, data, bytes);
             d.kind = payload::heap;
             d.ptr = copy;
@@ -440,9 +476,7 @@ struct access {
 
         s.ends[k].sent.messages += 1;
         s.ends[k].sent.bytes += bytes;
-        if (m.cfg.trace)
-            s.trace.push_back({id, peer, k, start.steps, start.time, (start + dur).time, bytes,
-                               std::int64_t(s.calls.size()) - 1});
+        if (m.cfg.trace) record_send(s, id, peer, k, start, (start + dur).time, bytes);
         return l.pushed();
     }
 
@@ -452,7 +486,7 @@ struct access {
         check_dim(k, "send");
         const std::uint64_t seq = post(k, data, bytes, elem, type, false);
         if (synchronous()) {
-            auto pending = deliveries();
+            auto pending = deliveries<1>();
             pending.add(k, seq, false);
             pending.wait_all();
         }
@@ -505,7 +539,7 @@ struct access {
         l.pop();
         m.wake(m.nodes[id ^ (1 << k)], wake_event::take);
         charge_receive(m, s, arrival, dur);
-        if (m.cfg.trace) s.receipts.push_back({id ^ (1 << k), k, std::int64_t(s.calls.size()) - 1});
+        if (m.cfg.trace) record_receipt(s, id ^ (1 << k), k);
     }
 
     void recv_exact(int k, void* data, std::size_t bytes, std::size_t elem, std::uint32_t type) {
@@ -570,7 +604,7 @@ void exchange_on(Access a, int k, const void* out, std::size_t bytes, std::size_
     a.in(k).prefetch_consumer();
     __builtin_prefetch(&a.m.nodes[a.id ^ (1 << k)], 1);
     const bool borrowed = a.borrow(bytes);
-    auto pending = a.deliveries();
+    auto pending = a.template deliveries<1>();
     const std::uint64_t seq = a.post(k, out, bytes, elem, type, borrowed);
     if (borrowed || a.synchronous()) pending.add(k, seq, borrowed);
     receive(a);
@@ -616,7 +650,7 @@ void exchange_all_on(Access a, const Transfer* ops, std::size_t n) {
 
     // Every send is posted before any receive or delivery wait, one-sided ones
     // too: on unbuffered links a cycle of one-sided links then still moves.
-    auto pending = a.deliveries();
+    auto pending = a.template deliveries<max_dim>();
     unsigned waiting = 0;
     for (std::size_t i = 0; i < n; ++i) {
         if (ops[i].way != transfer_way::send_only) waiting |= 1u << ops[i].dim;
@@ -723,9 +757,7 @@ std::uint64_t post_routed(machine_state& m, node_state& s, int id, const char* o
     std::vector<unsigned char> copy;
     if (local_dest && !lend) copy.assign(payload, payload + bytes); // no zero-fill first
     if (local_dest && lend) m.loans_out.fetch_add(1, std::memory_order_relaxed);
-    if (m.cfg.trace) // the arrival is filled in when the router places it
-        s.trace.push_back({id, dest, -1, start.steps, start.time, start.time, bytes,
-                           std::int64_t(s.calls.size()) - 1});
+    if (m.cfg.trace) record_send(s, id, dest, -1, start, start.time, bytes);
     node_state& d = m.nodes[dest];
     routed_message shipped;
     routed_message* msg = &shipped;
@@ -917,7 +949,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
     }
     if (lent) return_loan(m, source);
     charge_receive(m, s, arrival, dur);
-    if (m.cfg.trace) s.receipts.push_back({source, -1, std::int64_t(s.calls.size()) - 1});
+    if (m.cfg.trace) record_receipt(s, source, -1);
 }
 
 std::string routed_from(int source) {
