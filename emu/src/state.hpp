@@ -174,22 +174,26 @@ inline void heavy_barrier() noexcept {
     syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 }
 
-// What a parked node waits for, kept for the deadlock report.
+// What a parked node waits for, kept for the deadlock report. Two words, so
+// that it shares a line with the rest of a parking node's state (node_state).
 struct wait_info {
-    enum kind_t : std::uint8_t {
-        none,
-        recv,
-        send_full,
-        delivery,
-        recv_any,
-        routed,
-        routed_loan
-    } kind = none;
-    int dim = -1;          // link, or -1
-    int peer = -1;         // node at the other end (or routed source)
-    std::size_t bytes = 0; // expected bytes for an exact receive, or 0
+    enum kind_t : std::uint8_t { none, recv, send_full, delivery, recv_any, routed, routed_loan };
+    std::size_t bytes = 0;  // expected bytes for an exact receive, or 0
+    std::int32_t peer = -1; // node at the other end (or routed source)
+    std::int16_t dim = -1;  // link, or -1
+    kind_t kind = none;
     bool exact = false;
+
+    constexpr wait_info() noexcept = default;
+    constexpr wait_info(kind_t what, int link, int other, std::size_t expect,
+                        bool is_exact) noexcept
+        : bytes(expect)
+        , peer(other)
+        , dim(std::int16_t(link))
+        , kind(what)
+        , exact(is_exact) {}
 };
+static_assert(sizeof(wait_info) == 16 && max_dim < 32768);
 
 // Where a message of a size known only on arrival is copied to.
 struct byte_sink {
@@ -234,8 +238,11 @@ constexpr wake_event ended_by(wait_info::kind_t k) noexcept {
 // What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").
 std::string describe_wait(int dim, const wait_info& w);
 
-// Everything one node owns. Hot fields first; the doorbell has its own line
-// because other nodes write it.
+// Everything one node owns. What a wait touches first, on one line: the
+// doorbell and `waiting`, which wakers read and write, and what the node
+// publishes when it parks. At d = 12 with fibers a node parks at nearly every
+// step, and that line has left the caches since its last; two lines were a
+// miss more per node-step. Nodes spinning on cores of their own park rarely.
 struct alignas(cache_line) node_state {
     // Doorbell: bumped by whoever makes something this node may wait for true.
     std::atomic<std::uint32_t> bell{0};
@@ -244,20 +251,19 @@ struct alignas(cache_line) node_state {
     // value is the events that can end the wait (wake_event bits; 0: not
     // waiting): a waker whose event cannot end it leaves it parked.
     std::atomic<std::uint8_t> waiting{0};
+    // For the deadlock watchdog: `parked` is published (release) after the last
+    // re-check failed, with the bell value it sleeps on and an epoch that changes
+    // with every park, so two equal samples prove the node never moved.
+    std::atomic<bool> parked{false};
+    std::atomic<bool> done{true};
+    std::atomic<std::uint32_t> parked_bell{0};
     active_group* group = nullptr; // its executor's group (set once)
+    std::atomic<std::uint64_t> park_epoch{0};
+    wait_info waiting_for;
     // Payloads this node lent to routed messages (sendrecv_routed) that came
     // back: their receivers copied them out, or someone copied them into the
     // message (node.cpp, routed_loan). Written by those, release.
     std::atomic<std::uint64_t> loans_returned{0};
-
-    // For the deadlock watchdog: `parked` is published (release) after the last
-    // re-check failed, with the bell value it sleeps on and an epoch that changes
-    // with every park, so two equal samples prove the node never moved.
-    alignas(cache_line) std::atomic<bool> parked{false};
-    std::atomic<std::uint32_t> parked_bell{0};
-    std::atomic<std::uint64_t> park_epoch{0};
-    std::atomic<bool> done{true};
-    wait_info waiting_for;
 
     // Parked, and nobody rang since the last re-check failed.
     bool parked_unrung() const noexcept {
