@@ -86,6 +86,10 @@ void enter_node_thread() noexcept;
 
 // The CPUs the calling thread may run on (at least one entry).
 std::vector<int> usable_cpus();
+// Moves the calling thread to `cpu` now (binding itself there moves it at
+// once) and gives it back its own affinity mask, under which the kernel
+// mostly leaves it there. False if the mask excludes `cpu` or a call failed.
+bool move_to_cpu(int cpu) noexcept;
 
 // Every node its own OS thread (threads.cpp).
 std::unique_ptr<executor> make_thread_executor(machine_state& m);

@@ -470,8 +470,8 @@ private:
     // share it until its load balancer moves one: a 1-link exchange of 4 MiB
     // ran at 17-23 GB/s for its first 0.1-0.2 s, against 40-65 apart.
     // So a worker that finds a lower-numbered one on its CPU, at the start
-    // of a run or when it runs out of work, moves to a CPU no worker reports:
-    // binding itself there moves it at once, and its old mask frees it again.
+    // of a run or when it runs out of work, moves to a CPU no worker reports
+    // (move_to_cpu).
     void spread(worker& w) noexcept {
         const int here = sched_getcpu();
         // Written only when it changed: the other workers read it at every
@@ -487,13 +487,7 @@ private:
         if (!taken(here, w.index)) return;
         for (const int cpu : cpus_)
             if (!taken(cpu, count_)) {
-                cpu_set_t all, one;
-                if (pthread_getaffinity_np(pthread_self(), sizeof all, &all) != 0) return;
-                CPU_ZERO(&one);
-                CPU_SET(cpu, &one);
-                pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-                pthread_setaffinity_np(pthread_self(), sizeof all, &all);
-                w.cpu.store(cpu, std::memory_order_relaxed);
+                if (move_to_cpu(cpu)) w.cpu.store(cpu, std::memory_order_relaxed);
                 return;
             }
     }

@@ -87,6 +87,17 @@ std::vector<int> detail::usable_cpus() {
     return cpus;
 }
 
+bool detail::move_to_cpu(int cpu) noexcept {
+    cpu_set_t mask, one;
+    if (pthread_getaffinity_np(pthread_self(), sizeof mask, &mask) != 0 || !CPU_ISSET(cpu, &mask))
+        return false;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) != 0) return false;
+    pthread_setaffinity_np(pthread_self(), sizeof mask, &mask);
+    return true;
+}
+
 namespace {
 
 // `c` with its executor resolved.

@@ -57,7 +57,10 @@ public:
     }
     ~thread_executor() override { stop(); }
 
-    void launch() override { gate_.open(); }
+    void launch() override {
+        if (caller_node_ >= 0 && !bind_cpus_.empty()) keep_caller_home();
+        gate_.open();
+    }
     void park(node_state& n, std::uint32_t seq) noexcept override {
         if (int(&n - m_.nodes.get()) != caller_node_) return futex_wait(n.bell, seq);
         // Returns only for a ring (or a signal): a timeout that returned would
@@ -89,6 +92,16 @@ private:
             if (stopping_.load(std::memory_order_acquire)) return;
             run_node(m_, i);
         }
+    }
+
+    // The caller of run() runs its node on that node's CPU. It is the user's
+    // thread and not bound, and the kernel left it where it was: at d = 2 on
+    // 2 CPUs it often shared one with the two node threads bound there, the
+    // other CPU ran one, and an empty run took 5.9 us against 4.1-4.3 with
+    // two threads on each (20000 runs each).
+    void keep_caller_home() noexcept {
+        const int home = bind_cpus_[std::size_t(caller_node_) % bind_cpus_.size()];
+        if (sched_getcpu() != home) move_to_cpu(home);
     }
 
     void stop() noexcept {

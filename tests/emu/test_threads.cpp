@@ -1,8 +1,8 @@
 // Node threads and CPUs: node i is bound to the (i mod c)-th of the c CPUs
 // the constructing thread may use (config::bind_to_cores); with more nodes
-// than CPUs the caller of run() runs node 0 itself, on its own CPUs. Switched
-// off, nodes keep the constructing thread's CPUs. Fiber workers are never
-// bound (fibers.cpp says why).
+// than CPUs the caller of run() runs node 0 itself, moved to node 0's CPU but
+// with its own mask. Switched off, nodes keep the constructing thread's CPUs. Fiber workers are
+// never bound (fibers.cpp says why).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -69,6 +69,53 @@ TEST_CASE("node i is bound to the (i mod c)-th of the c usable CPUs, but for the
             CHECK_MESSAGE(seen[i] == expected, "d = " << d << ", node " << i);
         }
     }
+}
+
+namespace {
+
+void set_cpus_of_this_thread(const std::vector<int>& cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (const int c : cpus)
+        CPU_SET(c, &set);
+    REQUIRE(sched_setaffinity(0, sizeof set, &set) == 0);
+}
+
+} // namespace
+
+TEST_CASE("the caller of run() runs node 0 on node 0's CPU, and keeps its own mask") {
+    const std::vector<int> usable = cpus_of_this_thread();
+    if (usable.size() < 2) return; // one CPU: nowhere else to be
+    const int d = largest_bound_dim(usable.size()) + 1;
+    machine m(on(executor_kind::threads, d));
+    int home = 0;
+    for (int rep = 0; rep < 5; ++rep) {
+        // Start on another CPU than node 0's (bound a moment, mask restored).
+        set_cpus_of_this_thread({usable[1]});
+        set_cpus_of_this_thread(usable);
+        int cpu = -1;
+        std::vector<int> mask;
+        m.run([&](node& me) {
+            if (me.id() != 0) return;
+            cpu = sched_getcpu();
+            mask = cpus_of_this_thread();
+        });
+        home += cpu == usable[0];
+        CHECK(mask == usable);
+        CHECK(cpus_of_this_thread() == usable);
+    }
+    // The kernel may move an unbound thread at any moment; it hardly ever does.
+    CHECK_MESSAGE(home >= 4, home << " of 5 runs had node 0 on CPU " << usable[0]);
+
+    // A caller whose mask leaves out node 0's CPU stays where its mask says.
+    set_cpus_of_this_thread({usable[1]});
+    std::vector<int> mask;
+    m.run([&](node& me) {
+        if (me.id() == 0) mask = cpus_of_this_thread();
+    });
+    CHECK(mask == std::vector<int>{usable[1]});
+    CHECK(cpus_of_this_thread() == std::vector<int>{usable[1]});
+    set_cpus_of_this_thread(usable);
 }
 
 TEST_CASE("nodes are not bound when binding is off") {
