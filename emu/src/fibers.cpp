@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 

@@ -106,7 +106,7 @@ private:
 
     void stop() noexcept {
         stopping_.store(true, std::memory_order_release);
-        launch();
+        gate_.open(); // not launch(): the thread that stops the machine stays where it is
         for (auto& t : threads_)
             t.join();
         threads_.clear();
