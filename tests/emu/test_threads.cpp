@@ -1,8 +1,8 @@
 // Node threads and CPUs: node i is bound to the (i mod c)-th of the c CPUs
 // the constructing thread may use (config::bind_to_cores); with more nodes
 // than CPUs the caller of run() runs node 0 itself, moved to node 0's CPU but
-// with its own mask. Switched off, nodes keep the constructing thread's CPUs. Fiber workers are
-// never bound (fibers.cpp says why).
+// with its own mask. Switched off, nodes keep the constructing thread's CPUs.
+// Fiber workers are never bound (fibers.cpp says why).
 #include <doctest/doctest.h>
 
 #include <algorithm>
