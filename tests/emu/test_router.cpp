@@ -81,7 +81,11 @@ TEST_CASE("all-port: a routed message holds the send port of its first hop, the 
         }
         if (me.id() != 0) CHECK(got == 7);
     });
-    CHECK(r.node_time == std::vector<double>{2, 1, 1, 2});
+    REQUIRE(r.node_time.size() == 4);
+    CHECK_MESSAGE(r.node_time[0] == 2, "node 0's port 0 is busy until 2");
+    CHECK(r.node_time[1] == 1);
+    CHECK_MESSAGE(r.node_time[2] == 1, "the message to 2 left on port 1 at 0");
+    CHECK_MESSAGE(r.node_time[3] == 2, "the message to 3 waited for port 0, its first hop's");
     CHECK(r.congestion.empty());
 }
 
