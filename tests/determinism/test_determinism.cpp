@@ -18,6 +18,7 @@
 #include <hcube/catalog.hpp>
 #include <hcube/machine.hpp>
 
+#include "deadline.hpp"
 #include "user_programs.hpp"
 
 using namespace hcube;
@@ -290,6 +291,7 @@ TEST_CASE("catalog algorithms give one fingerprint under every executor, worker 
         int dim;
         port_model ports;
     };
+    test::extend_deadline(sweep_seconds() + 120); // the budget, then the item that ends it
     std::vector<item> items;
     for (const algorithm_entry& e : builtin_catalog().entries())
         for (int dim = 0; dim <= 6; ++dim)

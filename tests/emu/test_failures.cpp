@@ -273,6 +273,42 @@ TEST_CASE("dimension out of range names the node, the operation and the dimensio
     check_usable(m);
 }
 
+TEST_CASE("compute() refuses negative, NaN and infinite times, naming the node and the value") {
+    machine m(cfg(2));
+    const auto compute_on_3 = [&](double t) {
+        return run_failure(m, [t](node& me) {
+            if (me.id() == 3) me.compute(t);
+        });
+    };
+    CHECK(compute_on_3(-1) == "node 3: compute(-1.000000): time must be finite and >= 0");
+    CHECK(compute_on_3(std::numeric_limits<double>::infinity()) ==
+          "node 3: compute(inf): time must be finite and >= 0");
+    CHECK(compute_on_3(-std::numeric_limits<double>::infinity()) ==
+          "node 3: compute(-inf): time must be finite and >= 0");
+    const std::string nan = compute_on_3(std::numeric_limits<double>::quiet_NaN());
+    CHECK_MESSAGE(nan.find("node 3: compute(") == 0, nan);
+    CHECK_MESSAGE(nan.find("nan): time must be finite and >= 0") != std::string::npos, nan);
+    // Zero and a finite time are charged as given.
+    const run_report r = m.run([](node& me) {
+        me.compute(0);
+        if (me.id() == 3) me.compute(2.5);
+    });
+    CHECK(r.node_time == std::vector<double>{0, 0, 0, 2.5});
+    check_usable(m);
+}
+
+TEST_CASE("exchange_all with more transfers than max_dim is refused with the count") {
+    machine m(cfg(2, port_model::all_port));
+    CHECK(run_failure(m, [](node& me) {
+              if (me.id() != 1) return;
+              int x = 0;
+              const std::vector<transfer<int>> ops(
+                  std::size_t(max_dim) + 1, transfer<int>{0, std::span(&x, 1), std::span(&x, 1)});
+              me.exchange_all(ops);
+          }) == "node 1: exchange_all with 19 transfers; a 2-cube node has 2 links");
+    check_usable(m);
+}
+
 TEST_CASE("exchange_all is refused under single-port and with a dimension given twice") {
     machine single(cfg(2));
     CHECK(run_failure(single, [](node& me) {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <hcube/catalog.hpp>
@@ -279,6 +280,60 @@ TEST_CASE("traces over MPI: every rank gets the whole machine's, as the emulator
                &trace_record::bytes, &trace_record::send_call, &trace_record::recv_call);
     check_each(rg.calls, rw.calls, &call_record::node, &call_record::kind, &call_record::peer,
                &call_record::start, &call_record::end);
+}
+
+TEST_CASE("on_every_rank: true only when every rank says true") {
+    machine m(over_mpi({.dim = 3}));
+    CHECK(m.on_every_rank(true));
+    // One rank's false reaches every rank: the last, then the first.
+    CHECK_FALSE(m.on_every_rank(m.rank() != m.ranks() - 1));
+    CHECK_FALSE(m.on_every_rank(m.rank() != 0));
+    CHECK_FALSE(m.on_every_rank(false));
+}
+
+// The quiet limit counts time with nothing moving, not time with every node
+// parked. Nodes 14 and 15 (the last rank's) stay parked for 1.5 s on the same
+// waits, 14 for room on a full link to 15 (an arrival does not wake it), 15
+// for node 7; meanwhile node 6 sends 14 a message every 20 ms, far within the
+// 1 s limit. Then 7 sends to 15 and everything is received.
+TEST_CASE("over MPI, nodes parked while messages still arrive are not a deadlock") {
+    config c = over_mpi({.dim = 4});
+    c.link_capacity = 1;
+    c.mpi_quiet_limit = std::chrono::milliseconds(1000);
+    machine m(c);
+    const int messages = 75;
+    const run_report r = m.run([&](node& me) {
+        std::vector<int> x(1, -1);
+        switch (me.id()) {
+        case 6:
+            for (int i = 0; i < messages; ++i) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20)); // a slow sender
+                me.send(3, std::vector{i});
+            }
+            me.send(0, x); // to 7: now
+            break;
+        case 7:
+            me.recv(0, x);
+            me.send(3, x);
+            break;
+        case 14:
+            me.send(0, x);
+            me.send(0, x); // full: parks until 15 takes one
+            for (int i = 0; i < messages; ++i) {
+                me.recv(3, x);
+                CHECK(x[0] == i);
+            }
+            break;
+        case 15:
+            me.recv(3, x);
+            me.recv(0, x);
+            me.recv(0, x);
+            break;
+        default:
+            break;
+        }
+    });
+    CHECK(r.messages == std::uint64_t(messages + 4));
 }
 
 // The failure paths that end the job (MPI_Abort): skipped in the suite, run
