@@ -42,10 +42,11 @@ struct bench_command {
     bool csv = false, json = false;
 };
 
-// "4K" is 4096 bytes (or words: `unit`), "1M" 2^20. Errors name the item as
-// given, suffix and all.
-std::size_t parse_size(std::string_view flag, std::string_view text, std::string_view unit) {
-    const std::string expected = fmt::format("a size in {} (0..64M, e.g. 0,64,4K or 1-4M)", unit);
+// "4K" is 4096 bytes (or words: `counted_in`), "1M" 2^20. Errors name the item
+// as given, suffix and all.
+std::size_t parse_size(std::string_view flag, std::string_view text, std::string_view counted_in) {
+    const std::string expected =
+        fmt::format("a size in {} (0..64M, e.g. 0,64,4K or 1-4M)", counted_in);
     const std::string shown = std::string(flag) + " '" + std::string(text) + "'";
     std::string_view digits = text;
     std::size_t unit = 1;
@@ -64,17 +65,17 @@ std::size_t parse_size(std::string_view flag, std::string_view text, std::string
 
 // "0,64,4K" and "1-4M" (the powers of two from 1 to 4M), or a mix.
 std::vector<std::size_t> parse_sizes(std::string_view flag, std::string_view text,
-                                     std::string_view unit) {
+                                     std::string_view counted_in) {
     std::vector<std::size_t> sizes;
     for (const std::string& item : split(text)) {
         const auto dash = item.find('-', 1);
         if (dash == std::string::npos) {
-            sizes.push_back(parse_size(flag, item, unit));
+            sizes.push_back(parse_size(flag, item, counted_in));
             continue;
         }
         const std::string_view s(item);
-        const std::size_t lo = parse_size(flag, s.substr(0, dash), unit);
-        const std::size_t hi = parse_size(flag, s.substr(dash + 1), unit);
+        const std::size_t lo = parse_size(flag, s.substr(0, dash), counted_in);
+        const std::size_t hi = parse_size(flag, s.substr(dash + 1), counted_in);
         if (lo == 0 || hi < lo)
             throw usage_error(std::string(flag) + " '" + item +
                               "' is not a range of sizes from 1 up (e.g. 1-4M)");
