@@ -154,7 +154,9 @@ TEST_CASE("a calibration file's word_bytes is a positive integer") {
         const std::string shown = bad == "1e30" ? "1e+30" : bad; // as JSON prints it
         CHECK_THROWS_WITH_AS(
             cal::load(f.path, executor_kind::threads, link_impl::ring),
-            doctest::Contains("word_bytes must be an integer in 1..1048576, not " + shown), error);
+            doctest::Contains(
+                ("word_bytes must be an integer in 1..1048576, not " + shown).c_str()),
+            error);
     }
     // Another word size is taken as given: t_w per 8-byte word is half per 4.
     std::string text = saved;

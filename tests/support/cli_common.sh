@@ -26,7 +26,7 @@ usage_error() {
 import json, sys
 j = json.loads(sys.argv[1])
 assert list(j) == ["command", "error", "exit_status"], list(j)
-assert sys.argv[2] in j["error"] and j["exit_status"] == 2, j' "$out" "$want" 2>/dev/null ||
+assert sys.argv[2] in j["command"] + ": " + j["error"] and j["exit_status"] == 2, j' "$out" "$want" 2>/dev/null ||
             fail "hcube $*: stdout is not the error as JSON: $out"
     else
         [ -z "$out" ] || fail "hcube $*: printed on stdout: $out"
