@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include <hcube/driver/collective_bench.hpp>
 #include <hcube/driver/microbench.hpp>
 #include <hcube/error.hpp>
+#include <hcube/machine.hpp>
 
 #include "commands.hpp"
 #include "options.hpp"
@@ -33,16 +35,18 @@ constexpr std::size_t max_size = std::size_t(64) << 20;
 
 struct bench_command {
     run_params params;
-    std::string kind, op, algo, svg; // op and algo: collective only
-    std::vector<std::size_t> sizes;
+    std::string kind, op, algo, svg;  // op and algo: collective only
+    std::optional<std::string> sizes; // --sizes as given: bytes, or words for collective
     timing_params timing;
     int window = 64;
     bool csv = false, json = false;
 };
 
-// "4K" is 4096 bytes, "1M" 2^20. Errors name the item as given, suffix and all.
-std::size_t parse_size(std::string_view flag, std::string_view text) {
-    const std::string expected = "a size in bytes (0..64M, e.g. 0,64,4K or 1-4M)";
+// "4K" is 4096 bytes (or words: `counted_in`), "1M" 2^20. Errors name the item
+// as given, suffix and all.
+std::size_t parse_size(std::string_view flag, std::string_view text, std::string_view counted_in) {
+    const std::string expected =
+        fmt::format("a size in {} (0..64M, e.g. 0,64,4K or 1-4M)", counted_in);
     const std::string shown = std::string(flag) + " '" + std::string(text) + "'";
     std::string_view digits = text;
     std::size_t unit = 1;
@@ -60,17 +64,18 @@ std::size_t parse_size(std::string_view flag, std::string_view text) {
 }
 
 // "0,64,4K" and "1-4M" (the powers of two from 1 to 4M), or a mix.
-std::vector<std::size_t> parse_sizes(std::string_view flag, std::string_view text) {
+std::vector<std::size_t> parse_sizes(std::string_view flag, std::string_view text,
+                                     std::string_view counted_in) {
     std::vector<std::size_t> sizes;
     for (const std::string& item : split(text)) {
         const auto dash = item.find('-', 1);
         if (dash == std::string::npos) {
-            sizes.push_back(parse_size(flag, item));
+            sizes.push_back(parse_size(flag, item, counted_in));
             continue;
         }
         const std::string_view s(item);
-        const std::size_t lo = parse_size(flag, s.substr(0, dash));
-        const std::size_t hi = parse_size(flag, s.substr(dash + 1));
+        const std::size_t lo = parse_size(flag, s.substr(0, dash), counted_in);
+        const std::size_t hi = parse_size(flag, s.substr(dash + 1), counted_in);
         if (lo == 0 || hi < lo)
             throw usage_error(std::string(flag) + " '" + item +
                               "' is not a range of sizes from 1 up (e.g. 1-4M)");
@@ -226,7 +231,8 @@ int bench_collective(const bench_command& c) {
     s.params = c.params;
     s.params.op = c.op;
     s.params.algo = c.algo.empty() ? "all" : c.algo;
-    s.words = c.sizes.empty() ? std::vector<std::size_t>{1, 64, 4096} : c.sizes;
+    s.words =
+        c.sizes ? parse_sizes("--sizes", *c.sizes, "words") : std::vector<std::size_t>{1, 64, 4096};
     s.iterations = c.timing.iterations;
     if (c.timing.seconds > 0) s.seconds = c.timing.seconds;
     s.samples = c.timing.samples;
@@ -276,7 +282,11 @@ int bench(bench_command& c) {
     mb::setup s;
     s.what = mb::kinds[it - names.begin()];
     s.machine = machine_config(c.params);
-    s.sizes = c.sizes.empty() ? mb::default_sizes(s.what) : c.sizes;
+    // A machine this system cannot start is a usage error, as for hcube run.
+    if (const std::string why = detail::os_limit_problems(s.machine, detail::read_os_limits());
+        !why.empty())
+        throw usage_error(why);
+    s.sizes = c.sizes ? parse_sizes("--sizes", *c.sizes, "bytes") : mb::default_sizes(s.what);
     s.iterations = c.timing.iterations;
     if (c.timing.seconds > 0) s.seconds = c.timing.seconds;
     s.samples = c.timing.samples;
@@ -321,7 +331,7 @@ action add_bench(CLI::App& hcube) {
         "hypercube dimension (default 1: two nodes); latency, bw, bibw and rate use link 0 "
         "between nodes 0 and 1, allport every link of every node; collective: default 4");
     add_value(
-        app, "--sizes", [c](const std::string& v) { c->sizes = parse_sizes("--sizes", v); },
+        app, "--sizes", [c](const std::string& v) { c->sizes = v; },
         "message sizes in bytes, e.g. 0,64,4K or 1-4M (powers of two); default 0-4M for "
         "latency (0 and 1..4M), 1-4M for bw, bibw and allport, 1-8K for rate; collective: "
         "words (the catalog's m), default 1,64,4096")

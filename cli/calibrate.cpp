@@ -120,6 +120,7 @@ int calibrate(const calibrate_command& c) {
     if (c.words.size() < 2)
         throw usage_error("--words needs at least two sizes to separate t_s from t_w");
     const std::string file = c.file.empty() ? cal::default_path() : c.file;
+    cal::check_destination(file);
     cal::measurement m = cal::measure(machine_config(c.params), c.words, c.timing.iterations,
                                       c.timing.seconds, c.timing.samples);
     // The survey's runs predict with the new t_s and t_w: save them first.

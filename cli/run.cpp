@@ -201,6 +201,7 @@ int run(run_command& c) {
         o = run_algorithm(p);
     } catch (const deadlock_error& e) {
         print_deadlock(p, e);
+        if (c.json) print_json_error("hcube run", e.what(), exit_failed);
         return exit_failed;
     } catch (const run_error& e) {
         // A node rejected its arguments (e.g. exchange_all under single-port):
@@ -275,7 +276,8 @@ action add_run(CLI::App& hcube) {
     std::string ops;
     for (const auto& op : cat.ops())
         ops += " " + op;
-    app.footer("A run whose memory estimate exceeds this computer's physical memory is refused.\n"
+    app.footer("A run whose memory estimate exceeds this computer's physical memory (or its "
+               "address-space limit) is refused.\n"
                "Exit status: 0 verified, 1 verification failed or the run failed (a deadlock), 2 "
                "usage error.\n\noperations:" +
                ops);

@@ -128,8 +128,6 @@ std::vector<sym> memory_of(int i, std::initializer_list<const std::vector<sym>*>
     return v;
 }
 
-constexpr int max_drawn_dim = 6;
-
 enum class label_style {
     blocks, // (0,1,2,3): the nodes whose blocks it holds
     sums,   // [0..3]: the nodes its partial sums cover
@@ -361,7 +359,7 @@ sym_program program_for(const run_params& p) {
         // element names its index in the mask, so M is at most 64.
         const std::size_t M = m;
         if (M > 64)
-            throw usage_error("hcube draw descend draws up to M = 64 elements (--words); M = " +
+            throw usage_error("descend is drawn up to M = 64 elements (--words); M = " +
                               std::to_string(M) + " has too many to read");
         const auto schedule = pick<descend_schedule>(
             p, {{"direct", descend_schedule::direct}, {"pipelined", descend_schedule::pipelined}});
@@ -599,11 +597,28 @@ void reduction_cells(algorithm_steps& s, int n, const Memory& memory) {
     }
 }
 
+// Refuses before allocating: every node's symbols are kept at each of its
+// calls (about one per message of the formula) and again for the transit view.
+void check_memory_to_draw(const algorithm_entry& e, const run_params& p) {
+    const data_estimate d = estimated_data(e, p);
+    run_params unit = p;
+    unit.cost = {1, 0, 0};
+    const double calls = std::max(0.0, e.formula_time(unit)) + 2;
+    const double need =
+        d.elements * sizeof(sym) * 2 * calls + machine_bytes(p.dim, p.link_capacity);
+    check_memory(
+        fmt::format("drawing {} {} with m = {} on {} nodes", p.op, p.algo, p.words, 1 << p.dim),
+        need,
+        fmt::format("{} symbols of {} bytes, kept at each of about {} calls per node, "
+                    "twice",
+                    d.counted, sizeof(sym), calls));
+}
+
 } // namespace
 
 algorithm_steps record_steps(run_params p) {
     if (p.dim < 0 || p.dim > max_drawn_dim)
-        throw usage_error("hcube draw draws up to d = " + std::to_string(max_drawn_dim) +
+        throw usage_error("steps are drawn up to d = " + std::to_string(max_drawn_dim) +
                           " (64 nodes); d = " + std::to_string(p.dim) +
                           " has too many to read: use hcube run --trace FILE.json");
     const algorithm_entry& e = resolve_algorithm(p);
@@ -612,6 +627,7 @@ algorithm_steps record_steps(run_params p) {
         p.options.try_emplace(o.name, o.fallback);
     if (const std::string why = e.unfit(p); !why.empty())
         throw usage_error(p.op + " " + p.algo + ": " + why);
+    check_memory_to_draw(e, p);
     sym_program g = program_for(p);
     buffers().keep_freed = g.keep_freed;
 

@@ -295,6 +295,11 @@ detail::os_limits detail::read_os_limits() {
     lim.own_threads = number_in(status_field("/proc/self/status", "Threads:"), 1);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page > 0) lim.memory = double(pages) * double(page);
+    // /proc/self/statm begins with the pages of address space in use.
+    if (rlimit as{}; getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && page > 0)
+        lim.address_space =
+            std::max(0.0, double(as.rlim_cur) -
+                              double(number_in(file_text("/proc/self/statm"), 0)) * double(page));
     return lim;
 }
 
@@ -331,12 +336,22 @@ std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
                       " (raise it: ulimit -u " + raise_to(need) + ")");
     const double slots = double(std::bit_ceil(std::max<std::size_t>(c.link_capacity, 1)));
     const double links = double(p) * c.dim;
-    if (const double need = links * slots * double(cache_line); lim.memory > 0 && need > lim.memory)
+    const double link_bytes = links * slots * double(cache_line);
+    if (lim.memory > 0 && link_bytes > lim.memory)
         why.push_back("with link_capacity " + std::to_string(c.link_capacity) + ", the " +
                       std::to_string(std::llround(links)) + " links of " +
                       std::to_string(std::llround(slots)) + " 64-byte slots need " +
-                      mebibytes(need) + ", more than the " + mebibytes(lim.memory) +
+                      mebibytes(link_bytes) + ", more than the " + mebibytes(lim.memory) +
                       " of memory (lower link_capacity)");
+    // Address space: the links' arena and, with fibers, every node's stack.
+    const double stacks = threaded ? 0 : double(p) * double(fiber_stack_stride(c.stack_bytes));
+    if (const double need = link_bytes + stacks; lim.address_space >= 0 && need > lim.address_space)
+        why.push_back("its links" + std::string(threaded ? "" : " and fiber stacks") + " need " +
+                      mebibytes(need) +
+                      " of address space, and the address-space limit "
+                      "(RLIMIT_AS, ulimit -v) leaves " +
+                      mebibytes(lim.address_space) + " (lower link_capacity" +
+                      (threaded ? "" : " or stack_bytes") + ", or raise the limit)");
     if (why.empty()) return "";
     std::string out = "machine: cannot start a " + std::to_string(c.dim) + "-cube here: ";
     for (std::size_t i = 0; i < why.size(); ++i)
@@ -513,7 +528,8 @@ std::string undelivered_message(const std::vector<undelivered>& left) {
     std::size_t shown = 0;
     for (const auto& u : left) {
         if (++shown > 16) {
-            os << "\n  ... and " << left.size() - 16 << " more links";
+            os << "\n  ... and " << left.size() - 16 << " more link"
+               << (left.size() == 17 ? "" : "s");
             break;
         }
         os << "\n  node " << u.from << " -> node " << u.to
@@ -855,9 +871,10 @@ run_report machine::run(const std::function<void(node&)>& program) {
                                             " more from other ranks to finished nodes"
                                       : ""));
         if (everywhere)
-            throw error("run ended with " + std::to_string(everywhere) +
-                        " undelivered messages on other ranks (every message sent must be "
-                        "received); their ranks list those that arrived");
+            throw error("run ended with " + std::to_string(everywhere) + " undelivered message" +
+                        (everywhere == 1 ? "" : "s") +
+                        " on other ranks (every message sent must be received); their ranks "
+                        "list those that arrived");
     }
     for (int i = 0; i < m.p; ++i) {
         r.virtual_time = std::max(r.virtual_time, r.node_time[i]);

@@ -128,6 +128,14 @@ usage_error "cannot write $tmp/no/such/dir/plot.svg" bench latency "${quick[@]}"
     --svg "$tmp/no/such/dir/plot.svg"
 usage_error "allport at d = 6 with 67108864-byte messages needs 122880 MiB of buffers (at most 1024 MiB)" \
     bench allport --dim 6 --sizes 64M
+# A machine the system cannot start is a usage error before anything is
+# measured, as for hcube run.
+usage_error "machine: cannot start a 12-cube here: with link_capacity 1048576" \
+    bench allport --dim 12 --link-capacity 1048576
+if [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -lt 131072 ] &&
+    [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -gt 0 ]; then
+    usage_error "machine: cannot start a 16-cube here" bench allport --dim 16
+fi
 
 # hcube calibrate: the fit and its points as JSON, the file it writes, and
 # hcube run --cost calibrated reading it. The tests never touch $HOME.
@@ -279,6 +287,7 @@ usage_error "latency takes no operation ('alltoall')" bench latency alltoall
 usage_error "--algo applies to bench collective, not bw" bench bw --algo pairwise
 usage_error "alltoall pairwise with m = 4194304 on 16 nodes needs about" \
     bench collective alltoall --algo pairwise --sizes 4M
+usage_error "--sizes 'x' is not a size in words (0..64M" bench collective alltoall --sizes 1,x
 HCUBE_CALIBRATION=$tmp/none.json usage_error "no calibration for threads+ring in $tmp/none.json" \
     bench collective alltoall
 

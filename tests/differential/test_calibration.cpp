@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -136,6 +137,45 @@ TEST_CASE("a calibration file round-trips and names what is missing") {
     std::ofstream(f.path) << R"({"threads+ring": {"t_s": 1}})";
     CHECK_THROWS_WITH_AS(cal::load(f.path, executor_kind::threads, link_impl::ring),
                          doctest::Contains("threads+ring"), error);
+}
+
+TEST_CASE("a calibration file's word_bytes is a positive integer") {
+    const temp_file f;
+    cal::save(known_entry(), f.path);
+    std::ifstream in(f.path);
+    const std::string saved((std::istreambuf_iterator<char>(in)), {});
+    const std::string four = "\"word_bytes\": 4";
+    REQUIRE(saved.find(four) != std::string::npos);
+    for (const std::string bad : {"-4", "0", "1e30", "4.5", "\"4\"", "2097152"}) {
+        CAPTURE(bad);
+        std::string text = saved;
+        text.replace(text.find(four), four.size(), "\"word_bytes\": " + bad);
+        std::ofstream(f.path) << text;
+        const std::string shown = bad == "1e30" ? "1e+30" : bad; // as JSON prints it
+        CHECK_THROWS_WITH_AS(
+            cal::load(f.path, executor_kind::threads, link_impl::ring),
+            doctest::Contains(
+                ("word_bytes must be an integer in 1..1048576, not " + shown).c_str()),
+            error);
+    }
+    // Another word size is taken as given: t_w per 8-byte word is half per 4.
+    std::string text = saved;
+    text.replace(text.find(four), four.size(), "\"word_bytes\": 8");
+    std::ofstream(f.path) << text;
+    CHECK(cal::load(f.path, executor_kind::threads, link_impl::ring)->costs.t_w == t_w / 2);
+}
+
+TEST_CASE("hcube calibrate's destination is checked before anything is measured") {
+    const temp_file f;
+    CHECK_NOTHROW(cal::check_destination(f.path));
+    CHECK_FALSE(std::filesystem::exists(f.path)); // checked, not created
+    CHECK_THROWS_WITH_AS(cal::check_destination("/proc/nope/calibration.json"),
+                         doctest::Contains("cannot write the calibration file "
+                                           "/proc/nope/calibration.json ("),
+                         usage_error);
+    std::ofstream(f.path) << "not json";
+    CHECK_THROWS_WITH_AS(cal::check_destination(f.path), doctest::Contains("is not a JSON object"),
+                         error);
 }
 
 TEST_CASE("auto with a calibrated model chooses the argmin of the seeds' closed forms") {

@@ -5,10 +5,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <hcube/machine.hpp>
 
@@ -404,11 +410,63 @@ TEST_CASE("a machine the system's limits cannot take is refused before any threa
           "machine: cannot start a 12-cube here: with link_capacity 1048576, the 49152 links of "
           "1048576 64-byte slots need 3072.0 GiB, more than the 24.0 GiB of memory (lower "
           "link_capacity); or use a smaller dimension");
+    // What the address-space limit (ulimit -v) leaves: the rings' 4 GiB at d
+    // = 4, and with fibers 16 stacks of 256 KiB and a 16 KiB guard zone each.
+    lim.address_space = 2.0 * (1 << 30);
+    config wide = threads(4);
+    wide.link_capacity = max_link_capacity;
+    CHECK(detail::os_limit_problems(wide, lim) ==
+          "machine: cannot start a 4-cube here: its links need 4.0 GiB of address space, and the "
+          "address-space limit (RLIMIT_AS, ulimit -v) leaves 2.0 GiB (lower link_capacity, or "
+          "raise the limit); or use a smaller dimension");
+    wide.executor = executor_kind::fibers;
+    CHECK(detail::os_limit_problems(wide, lim) ==
+          "machine: cannot start a 4-cube here: its links and fiber stacks need 4.0 GiB of "
+          "address space, and the address-space limit (RLIMIT_AS, ulimit -v) leaves 2.0 GiB "
+          "(lower link_capacity or stack_bytes, or raise the limit); or use a smaller dimension");
+    wide.link_capacity = 16;
+    CHECK(detail::os_limit_problems(wide, lim).empty());
 
     // This system: refused with the reason, not a failure to start thread 32000.
     const detail::os_limits here = detail::read_os_limits();
     if (here.pid_max >= 0 && here.pid_max < (1 << 15) + here.tasks)
         CHECK_THROWS_WITH_AS(machine(threads(15)), doctest::Contains("kernel.pid_max is"), error);
+}
+
+TEST_CASE("under an address-space limit the constructor throws error, not std::bad_alloc") {
+    if (test::sanitized) return; // the sanitizers reserve terabytes of shadow memory
+    // In a child process: RLIMIT_AS 1 GiB above what it maps now, and a
+    // 4-cube whose rings at the maximum capacity take 4 GiB of address space.
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const double mapped = double(sysconf(_SC_PAGESIZE)) * [] {
+            long pages = 0;
+            std::ifstream("/proc/self/statm") >> pages;
+            return double(pages);
+        }();
+        const rlimit as{rlim_t(mapped) + (rlim_t(1) << 30), RLIM_INFINITY};
+        if (setrlimit(RLIMIT_AS, &as) != 0) std::_Exit(5);
+        config c = cfg(4);
+        c.link_capacity = max_link_capacity;
+        try {
+            machine m(c);
+            std::_Exit(1);
+        } catch (const error& e) {
+            std::_Exit(std::string_view(e.what()).find("address-space limit") != std::string::npos
+                           ? 0
+                           : 2);
+        } catch (const std::bad_alloc&) {
+            std::_Exit(3);
+        } catch (...) {
+            std::_Exit(4);
+        }
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    // 0: refused by name; 1: built; 2: another error; 3: std::bad_alloc.
+    CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("several failing nodes are all named, in node order, the same way every run") {

@@ -80,10 +80,14 @@ struct algorithm_steps {
     std::vector<std::vector<int>> schedule;
 };
 
+// The largest dimension whose steps are drawn: 64 nodes.
+inline constexpr int max_drawn_dim = 6;
+
 // Runs p's algorithm on symbolic data with tracing and snapshots every node's
 // buffers as each primitive call begins and when the node finishes. Throws
 // usage_error for what cannot be drawn (p > 64 nodes, an operation without a
-// symbolic driver), deadlock_error when the run deadlocks.
+// symbolic driver, more than this computer's memory by an estimate made
+// first), deadlock_error when the run deadlocks.
 algorithm_steps record_steps(run_params p);
 
 // One SVG per step (index = step), and the self-contained HTML page with all

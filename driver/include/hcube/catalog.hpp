@@ -221,13 +221,25 @@ inline constexpr double link_index_bytes = 128;
 inline constexpr double node_resident_bytes = 64 * 1024;
 double machine_bytes(int dim, std::size_t capacity);
 
-// An estimate of the memory a run needs: the machine plus the data every node
-// and the serial reference hold (a small multiple of the operation's inputs
-// and outputs). `what` receives how it was counted.
+// The data a run holds at once over all nodes, inputs, results, copies in
+// flight and the serial reference (a small multiple of the operation's inputs
+// and outputs): `elements` of `bytes` each, counted as `counted` ("2 p^2 m").
+struct data_estimate {
+    double elements = 0;
+    double bytes = 0;
+    std::string counted;
+};
+data_estimate estimated_data(const algorithm_entry& e, const run_params& p);
+
+// An estimate of the memory a run needs: the machine plus estimated_data.
+// `what` receives how it was counted.
 double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what = nullptr);
 
-// This computer's physical memory in bytes (0 if unknown).
-double physical_memory_bytes();
+// usage_error "WHAT needs about N (COUNTED), more than ..." when `need` bytes
+// exceed this computer's physical memory or what its address-space limit
+// (RLIMIT_AS, ulimit -v) leaves the process: refused before allocating, as
+// std::bad_alloc halfway through says nothing.
+void check_memory(const std::string& what, double need, const std::string& counted);
 
 // Resolves `auto`, validates options and fit, refuses runs whose estimated
 // memory exceeds physical memory or whose formula time overflows, runs on a

@@ -68,11 +68,14 @@ public:
     static std::size_t extra_bytes(std::size_t capacity) noexcept {
         return std::bit_ceil(capacity) * sizeof(slot);
     }
-    // Holds up to `capacity` (>= 1) messages; its slots are constructed at
-    // `extra`, extra_bytes(capacity) bytes aligned to a cache line.
+    // Holds up to `capacity` (>= 1) messages; its slots are at `extra`,
+    // extra_bytes(capacity) zero-filled bytes aligned to a cache line (the link
+    // table's arena). A zero slot is an empty one, so none is written here:
+    // a slot's page becomes resident when a message first uses it, and a
+    // ring of 2^20 slots costs only what its traffic touches.
     basic_ring(std::size_t capacity, void* extra)
-        : producer_{make_slots(extra, std::bit_ceil(capacity)),
-                    std::uint32_t(std::bit_ceil(capacity) - 1), std::uint32_t(capacity)}
+        : producer_{static_cast<slot*>(extra), std::uint32_t(std::bit_ceil(capacity) - 1),
+                    std::uint32_t(capacity)}
         , consumer_{producer_.slots, producer_.mask} {}
     basic_ring(const basic_ring&) = delete;
     basic_ring& operator=(const basic_ring&) = delete;
@@ -173,12 +176,6 @@ private:
         descriptor d;
     };
     static_assert(sizeof(slot) == cache_line, "a slot (seq + descriptor) is one cache line");
-    static slot* make_slots(void* at, std::size_t n) noexcept {
-        slot* first = static_cast<slot*>(at);
-        for (std::size_t i = 0; i < n; ++i)
-            new (first + i) slot;
-        return first;
-    }
 
     // Each side on a line of its own, or both on one (Packed).
     static constexpr std::size_t side_align = Packed ? alignof(std::uint64_t) : cache_line;

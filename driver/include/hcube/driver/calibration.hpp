@@ -62,6 +62,11 @@ std::string default_path();
 // directory); throws error when it cannot be read or written.
 void save(const entry& e, const std::string& path);
 
+// What save would refuse, found before a survey of minutes: a file that is not
+// a calibration file, or a path that cannot be written (usage_error naming it
+// and the reason). Creates the directory, not the file.
+void check_destination(const std::string& path);
+
 // The calibration of (executor, links) in the file at `path`; nullopt when the
 // file or the key is missing; error when the file is not a calibration file.
 std::optional<entry> load(const std::string& path, executor_kind e, link_impl l);
