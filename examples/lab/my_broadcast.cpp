@@ -7,12 +7,17 @@
 //   hcube run broadcast --algo binomial --dim 3 --svg library.svg
 //   hcube draw broadcast --algo binomial --dim 3 --out library.html
 //
-// Then replace the body of `my_broadcast` with something faster (seed 000,
-// Alg. 4.1) and check that the virtual time drops to log p.
-// usage: my_broadcast [D]  (default 3)
+// Then replace the body of `my_broadcast` with something faster (Grama et
+// al. 4.1.5, Alg. 4.1) and check that the virtual time drops to log p.
+// usage: my_broadcast [D] [--ts T] [--tw T] [--words M]
+//   D: the dimension, 1..6 (default 3); t_s, t_w: the cost model (default 1
+//   and 0, as hcube run); M: the message's words (default 4)
+#include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <hcube/draw.hpp>
@@ -30,17 +35,46 @@ void my_broadcast(hcube::node& me, std::vector<int>& data, int root) {
     }
 }
 
+// A number of the command line, or exit 2 naming what was wrong.
+template <class T>
+T number(std::string_view what, std::string_view text, T lo, T hi) {
+    T v{};
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) {
+        std::cerr << "my_broadcast: " << what << " '" << text << "' is not a number from " << lo
+                  << " to " << hi << "\n";
+        std::exit(2);
+    }
+    return v;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
-    const int d = argc > 1 ? std::atoi(argv[1]) : 3;
-    if (d < 1 || d > 6) {
-        std::cerr << "my_broadcast: D must be 1..6\n";
-        return 2;
+    int d = 3;
+    std::size_t words = 4;
+    hcube::cost_model cost;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        const bool has_value = i + 1 < argc;
+        if (a == "--ts" && has_value)
+            cost.t_s = number("--ts", argv[++i], 0.0, 1e9);
+        else if (a == "--tw" && has_value)
+            cost.t_w = number("--tw", argv[++i], 0.0, 1e9);
+        else if (a == "--words" && has_value)
+            words = number<std::size_t>("--words", argv[++i], 1, std::size_t(1) << 24);
+        else if (i == 1 && !a.starts_with("-"))
+            d = number("D", a, 1, 6);
+        else {
+            std::cerr << "my_broadcast: unknown argument '" << a
+                      << "' (usage: my_broadcast [D] [--ts T] [--tw T] [--words M])\n";
+            return 2;
+        }
     }
-    hcube::machine m({.dim = d, .trace = true});
-    std::vector<std::vector<int>> data(std::size_t(1) << d, std::vector<int>(4, -1));
-    data[0] = {1, 2, 3, 4};
+    hcube::machine m({.dim = d, .cost = cost, .trace = true});
+    std::vector<std::vector<int>> data(std::size_t(1) << d, std::vector<int>(words, -1));
+    for (std::size_t j = 0; j < words; ++j)
+        data[0][j] = int(j + 1);
     const hcube::run_report r =
         m.run([&](hcube::node& me) { my_broadcast(me, data[std::size_t(me.id())], 0); });
     for (const auto& v : data)
