@@ -784,7 +784,8 @@ picture step_svg(const algorithm_steps& s, std::size_t k) {
     while (d >= 5 && L.width > screen_width && margin > 60)
         L = cube_layout(d, margin -= 10, widest_label(s, narrowest_label));
     std::ostringstream body;
-    body << arrow_markers(d);
+    const std::string markers = fmt::format("s{}-", k); // the page holds every step
+    body << arrow_markers(d, markers);
     body << fmt::format(R"(<text x="16" y="24" font-size="16" font-weight="bold">{}</text>)"
                         R"(<text x="16" y="44" font-size="13" fill="#333">{}</text>)",
                         xml(s.title), xml(step_caption(s, k)))
@@ -815,7 +816,7 @@ picture step_svg(const algorithm_steps& s, std::size_t k) {
         // From 4-cubes on, whose steps may use 64 links, an arrow label with
         // no room is only in the tooltip; on smaller cubes in the key table.
         if (!arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
-                   marker_ref(t.dim), t.dim < 0, "msg",
+                   marker_ref(t.dim, markers), t.dim < 0, "msg",
                    tip + "; it brings " +
                        (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
                    d <= 4 ? st.carried[i] : "") &&
@@ -892,7 +893,7 @@ p.facts { margin: 2px 0 10px; color: #333; }
 #slider { width: 320px; }
 #caption { font-size: 14px; }
 .step[hidden] { display: none; }
-pre { background: #f6f6f6; padding: 8px; }
+pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; max-width: 1100px; }
 )";
 
 // The controls: previous/next, a slider, the arrow keys; "#next=N" in the
@@ -960,12 +961,11 @@ std::vector<std::string> step_svgs(const algorithm_steps& s) {
 void write_steps_html(const algorithm_steps& s, std::ostream& os) {
     const run_report& r = s.report;
     const std::string facts = xml(fmt::format(
-        "{} [{}]. This run: virtual time {} (t_s = {}, t_w = {}), {} steps, {} messages, {} "
-        "congestion events. Labels come from the run's own buffers: (0,1) = the blocks of "
-        "nodes 0 and 1, [0..3] = a partial sum of nodes 0 to 3, {{0,5}} = node 0's block for "
-        "node 5, a5:2 = element a[5] after 2 iterations of descend.",
+        "{} [{}]. This run: virtual time {} (t_s = {}, t_w = {}), {} step{}, {} message{}, {} "
+        "congestion event{}. {} Everything shown is read from the run's own buffers.",
         s.formula, s.source, num(r.virtual_time), num(r.cost.t_s), num(r.cost.t_w), r.steps,
-        r.trace.size(), r.congestion.size()));
+        r.steps == 1 ? "" : "s", r.trace.size(), r.trace.size() == 1 ? "" : "s",
+        r.congestion.size(), r.congestion.size() == 1 ? "" : "s", s.notation));
     page(os, s.title, facts, step_svgs(s), "");
 }
 
