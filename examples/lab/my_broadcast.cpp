@@ -12,8 +12,6 @@
 // usage: my_broadcast [D] [--ts T] [--tw T] [--words M]
 //   D: the dimension, 1..6 (default 3); t_s, t_w: the cost model (default 1
 //   and 0, as hcube run); M: the message's words (default 4)
-#include <charconv>
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -22,6 +20,8 @@
 
 #include <hcube/draw.hpp>
 #include <hcube/machine.hpp>
+
+#include "lab_args.hpp"
 
 namespace {
 
@@ -35,19 +35,6 @@ void my_broadcast(hcube::node& me, std::vector<int>& data, int root) {
     }
 }
 
-// A number of the command line, or exit 2 naming what was wrong.
-template <class T>
-T number(std::string_view what, std::string_view text, T lo, T hi) {
-    T v{};
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) {
-        std::cerr << "my_broadcast: " << what << " '" << text << "' is not a number from " << lo
-                  << " to " << hi << "\n";
-        std::exit(2);
-    }
-    return v;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -58,13 +45,14 @@ int main(int argc, char** argv) {
         const std::string_view a = argv[i];
         const bool has_value = i + 1 < argc;
         if (a == "--ts" && has_value)
-            cost.t_s = number("--ts", argv[++i], 0.0, 1e9);
+            cost.t_s = lab::number("my_broadcast", "--ts", argv[++i], 0.0, 1e9);
         else if (a == "--tw" && has_value)
-            cost.t_w = number("--tw", argv[++i], 0.0, 1e9);
+            cost.t_w = lab::number("my_broadcast", "--tw", argv[++i], 0.0, 1e9);
         else if (a == "--words" && has_value)
-            words = number<std::size_t>("--words", argv[++i], 1, std::size_t(1) << 24);
+            words = lab::number<std::size_t>("my_broadcast", "--words", argv[++i], 1,
+                                             std::size_t(1) << 24);
         else if (i == 1 && !a.starts_with("-"))
-            d = number("D", a, 1, 6);
+            d = lab::number("my_broadcast", "D", a, 1, 6);
         else {
             std::cerr << "my_broadcast: unknown argument '" << a
                       << "' (usage: my_broadcast [D] [--ts T] [--tw T] [--words M])\n";

@@ -9,10 +9,11 @@
 #include <string>
 #include <vector>
 
-#include <hcube/collectives/broadcast.hpp>
 #include <hcube/collectives/scatter.hpp>
 #include <hcube/draw.hpp>
 #include <hcube/hcube.hpp>
+
+#include "traced_runs.hpp"
 
 using namespace hcube;
 
@@ -47,11 +48,7 @@ std::size_t messages_on(const std::vector<critical_step>& path) {
 
 TEST_CASE("critical path of a binomial broadcast: log p messages adding up to log p") {
     for (const port_model ports : {port_model::single_port, port_model::all_port}) {
-        machine m({.dim = 3, .ports = ports, .trace = true});
-        const run_report r = m.run([](node& me) {
-            std::vector<int> data(4, me.id() == 0 ? 7 : 0);
-            broadcast(me, std::span<int>(data), 0, broadcast_algo::binomial);
-        });
+        const run_report r = test::traced_broadcast(ports);
         REQUIRE(r.virtual_time == 3);
         const auto path = critical_path(r);
         CHECK(checked_total(r, path) == doctest::Approx(3));
@@ -80,15 +77,7 @@ TEST_CASE("critical path of a scatter runs through the root's send port") {
 }
 
 TEST_CASE("critical path of a root that sends routed messages itself: p - 1 sends") {
-    machine m({.dim = 3, .trace = true});
-    const run_report r = m.run([](node& me) {
-        std::vector<int> data(4);
-        if (me.id() == 0)
-            for (int i = 1; i < 8; ++i)
-                me.send_routed(i, data);
-        else
-            me.recv_routed(0, data);
-    });
+    const run_report r = test::traced_routed_broadcast();
     const auto path = critical_path(r);
     CHECK(checked_total(r, path) == doctest::Approx(r.virtual_time));
     // The root's port sends one message after another.

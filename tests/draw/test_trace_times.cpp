@@ -11,34 +11,17 @@
 
 #include <nlohmann/json.hpp>
 
-#include <hcube/collectives/broadcast.hpp>
 #include <hcube/draw.hpp>
 #include <hcube/hcube.hpp>
 
+#include "traced_runs.hpp"
+
 using namespace hcube;
 using json = nlohmann::json;
+using test::traced_broadcast;
+using test::traced_routed_broadcast;
 
 namespace {
-
-run_report traced_broadcast(port_model ports, cost_model cost = {}) {
-    machine m({.dim = 3, .ports = ports, .cost = cost, .trace = true});
-    return m.run([](node& me) {
-        std::vector<int> data(4, me.id() == 0 ? 7 : 0);
-        broadcast(me, std::span<int>(data), 0, broadcast_algo::binomial);
-    });
-}
-
-run_report traced_routed_broadcast() {
-    machine m({.dim = 3, .trace = true});
-    return m.run([](node& me) {
-        std::vector<int> data(4);
-        if (me.id() == 0)
-            for (int i = 1; i < 8; ++i)
-                me.send_routed(i, data);
-        else
-            me.recv_routed(0, data);
-    });
-}
 
 // The trace's checks, for any run; returns the send slices' virtual starts of
 // node 0 in call order.
