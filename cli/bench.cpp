@@ -88,9 +88,63 @@ std::vector<std::size_t> parse_sizes(std::string_view flag, std::string_view tex
 }
 
 // Integral columns (sizes, links, iterations) exactly, measurements with 4
-// significant digits.
+// significant digits and no exponent (1234567 and 0.01234, never 1.235e+06).
 std::string cell(double v) {
-    return number(v, v == std::floor(v) && std::fabs(v) < 1e15 ? 15 : 4);
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return number(v, 15);
+    const int lead = v == 0 ? 0 : int(std::floor(std::log10(std::fabs(v))));
+    return fmt::format("{:.{}f}", v, std::max(0, 3 - lead));
+}
+
+// allport's answer: for k = 1..d links per node, the best aggregate bandwidth
+// and message rate over the sizes, each with its size and its speed-up over
+// one link.
+struct allport_best {
+    int links;
+    double bandwidth, bandwidth_bytes, rate, rate_bytes;
+};
+
+std::vector<allport_best> allport_summary(const mb::table& t) {
+    const auto col = [&t](std::string_view name) {
+        return std::size_t(std::find(t.columns.begin(), t.columns.end(), name) - t.columns.begin());
+    };
+    const std::size_t links = col("links"), size = col("size_bytes"),
+                      bandwidth = col("bandwidth_MBps"), rate = col("rate_per_s");
+    std::vector<allport_best> out;
+    for (const auto& row : t.rows) {
+        if (out.empty() || out.back().links != int(row[links]))
+            out.push_back({int(row[links]), 0, 0, 0, 0});
+        allport_best& b = out.back();
+        if (row[bandwidth] > b.bandwidth)
+            b.bandwidth = row[bandwidth], b.bandwidth_bytes = row[size];
+        if (row[rate] > b.rate) b.rate = row[rate], b.rate_bytes = row[size];
+    }
+    return out;
+}
+
+void print_allport_summary(const std::vector<allport_best>& best) {
+    if (best.empty()) return;
+    const allport_best& one = best.front();
+    fmt::print("# summary: every node drives k links at once; the best over the sizes, and the "
+               "speed-up over one link\n#  {:>5} {:>16} {:>10} {:>9} {:>14} {:>10} {:>9}\n",
+               "links", "bandwidth_MBps", "at_bytes", "speed-up", "rate_per_s", "at_bytes",
+               "speed-up");
+    for (const allport_best& b : best)
+        fmt::print("   {:>5} {:>16} {:>10} {:>8.2f}x {:>14} {:>10} {:>8.2f}x\n", b.links,
+                   cell(b.bandwidth), cell(b.bandwidth_bytes), b.bandwidth / one.bandwidth,
+                   cell(b.rate), cell(b.rate_bytes), b.rate / one.rate);
+}
+
+json allport_summary_json(const std::vector<allport_best>& best) {
+    json out = json::array();
+    for (const allport_best& b : best)
+        out.push_back({{"links", b.links},
+                       {"bandwidth_MBps", json_number(b.bandwidth)},
+                       {"bandwidth_at_bytes", json_number(b.bandwidth_bytes)},
+                       {"bandwidth_speedup", json_number(b.bandwidth / best.front().bandwidth)},
+                       {"rate_per_s", json_number(b.rate)},
+                       {"rate_at_bytes", json_number(b.rate_bytes)},
+                       {"rate_speedup", json_number(b.rate / best.front().rate)}});
+    return out;
 }
 
 // A table as printed: the machine, what was measured, columns and cells.
@@ -210,11 +264,12 @@ std::string svg_of(const bench_command& c, const mb::table& t) {
         curves.push_back(curve_of(fmt::format("memcpy, {} links' bytes (limit)", t.machine.dim),
                                   limit, t.machine.dim));
     } else {
-        const std::string limit_name = t.what == mb::kind::latency ? "floor: spin + memcpy"
-                                       : t.what == mb::kind::rate  ? "raw cache-line stream"
-                                                                   : "memcpy";
+        const std::string limit_name = t.what == mb::kind::latency
+                                           ? "raw ping-pong + memcpy (reference)"
+                                       : t.what == mb::kind::rate ? "raw cache-line stream (limit)"
+                                                                  : "memcpy (limit)";
         curves.push_back(curve_of("hcube " + c.kind, value, 0));
-        curves.push_back(curve_of(limit_name + " (limit)", limit, 0));
+        curves.push_back(curve_of(limit_name, limit, 0));
     }
     const std::string y_label = t.what == mb::kind::latency ? "one-way latency (us)"
                                 : t.what == mb::kind::rate  ? "messages per second"
@@ -296,12 +351,17 @@ int bench(bench_command& c) {
     const mb::table t = mb::run(s);
     if (!c.svg.empty()) svg << svg_of(c, t);
     const grid g = grid_of(t);
-    if (c.csv)
+    const bool all_port = s.what == mb::kind::allport;
+    if (c.csv) {
         print_csv(g);
-    else if (c.json)
-        print_json(c, g, {{"window", c.window}}, json::object());
-    else
+    } else if (c.json) {
+        print_json(c, g, {{"window", c.window}},
+                   all_port ? json{{"summary", allport_summary_json(allport_summary(t))}}
+                            : json::object());
+    } else {
         print_text(c, g);
+        if (all_port) print_allport_summary(allport_summary(t));
+    }
     return exit_ok;
 }
 

@@ -1,6 +1,7 @@
 // hcube draw OP ...: every step of a collective drawn as the seeds draw it
 // (hcube_draw's record_steps, write_steps_html, step_svgs), or the wait-for
 // graph when the run deadlocks.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -100,11 +101,16 @@ action add_draw(CLI::App& hcube) {
         app, "--svg-dir", [c](const std::string& v) { c->svg_dir = v; },
         "also one SVG per step, DIR/step-K.svg");
     add_catalog_options(app, builtin_catalog(), p);
-    app.footer("A drawing whose memory estimate exceeds this computer's physical memory (or its "
+    app.footer("--words defaults to 1, and for d-cycles to d (a word on each of the d cycles). "
+               "A drawing whose memory estimate exceeds this computer's physical memory (or its "
                "address-space limit) is refused.\nA run that deadlocks draws the wait-for graph "
                "of the deadlock report instead (exit status 1).");
-    return [c] {
+    return [c, &app] {
         if (c->params.op.empty()) throw usage_error("missing operation (hcube draw --help)");
+        // d-cycles sends one subblock around each of its d cycles: M' = d
+        // words by default, so that the picture uses them all.
+        if (c->params.algo == "d-cycles" && app.count("--words") == 0)
+            c->params.words = std::size_t(std::max(1, c->params.dim));
         return draw(*c);
     };
 }

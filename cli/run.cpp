@@ -127,8 +127,8 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
         row("why they differ", f.seed->why);
     }
     row("steps", fmt::format("{}", r.steps));
-    row("wall time", fmt::format("{} s on {} links", number(r.wall_seconds, 3),
-                                 to_string(r.link_implementation)));
+    row("wall time", fmt::format("{} s (the emulation's; link implementation {})",
+                                 number(r.wall_seconds, 3), to_string(r.link_implementation)));
     row("executor", executor_text(p, o));
     if (o.report.backend == backend_kind::mpi)
         row("backend", fmt::format("mpi, {} ranks of {} nodes each; wall time per rank {} .. {} s",
@@ -282,9 +282,13 @@ action add_run(CLI::App& hcube) {
                "usage error.\n\noperations:" +
                ops);
     const auto by_cost = [&app] { return app.count("--ts") + app.count("--tw") > 0; };
-    return [c, by_algo, by_schedule, by_cost] {
+    const auto by_words = [&app] { return app.count("--words") > 0; };
+    return [c, by_algo, by_schedule, by_cost, by_words] {
         if (*by_algo && *by_schedule)
             throw usage_error("--algo and --schedule name the same choice; give one");
+        // descend spreads M >= N elements over the nodes: M = N by default.
+        if (c->params.op == "descend" && !by_words())
+            c->params.words = std::size_t(1) << c->params.dim;
         if (c->calibrated) {
             if (by_cost())
                 throw usage_error("--cost calibrated sets t_s and t_w; give it or --ts/--tw, not "

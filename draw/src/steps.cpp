@@ -614,6 +614,52 @@ void check_memory_to_draw(const algorithm_entry& e, const run_params& p) {
                     d.counted, sizeof(sym), calls));
 }
 
+// The page's key to what it shows, for this run's labels and tables only.
+std::string notation_of(const sym_program& g, const run_params& p, bool cycles) {
+    std::string s;
+    switch (g.style) {
+    case label_style::blocks:
+        s = std::string("Labels: the blocks a node holds ((0,1) = the blocks of nodes 0 and 1)") +
+            (g.transit ? ", those it keeps for others too." : ".");
+        break;
+    case label_style::sums:
+        s = "Labels: the partial sums a node holds ([0..3] = the sum of the elements of nodes "
+            "0 to 3, [0,2] = of nodes 0 and 2).";
+        break;
+    case label_style::pairs:
+        s = "Labels: the blocks a node holds ({0,5} = node 0's block for node 5), its own and "
+            "those it passes on.";
+        break;
+    case label_style::slots:
+        s = "Labels: the elements a node holds ((3|1) = element 1 of logical node 3, Hu's "
+            "notation).";
+        break;
+    case label_style::rounds:
+        s = "Labels: the elements a node holds (a5:2 = element a[5] after 2 iterations of "
+            "descend).";
+        break;
+    }
+    s += " Arrows: the messages of the step, labelled with what they bring.";
+    if (g.table)
+        s += " The table: every node's memory after every step, cell ij = element i of node "
+             "j's data, Dim = the link it came over (Mathur & Johnsson, Figures 8-11).";
+    if (g.reduction)
+        s += " The table: every memory address of every node; ● sends the partial sum of that "
+             "address, + receives it and adds its own element, ○ added its element in an "
+             "earlier step; Dim = the link the sum crossed (Mathur & Johnsson, Figures 12-19).";
+    if (cycles) {
+        const std::size_t d = std::size_t(std::max(p.dim, 1)), beta = (p.words + d - 1) / d;
+        s += fmt::format(
+            " d-cycles cuts each node's M' = {} word{} into d = {} subblocks (word s into "
+            "subblock s mod {}, {} word{} each at most) and sends subblock i around cycle i, "
+            "all d cycles at once on different links (Mathur & Johnsson 4.2.4){}.",
+            p.words, p.words == 1 ? "" : "s", d, d, beta, beta == 1 ? "" : "s",
+            p.words < d ? fmt::format("; with M' < d, {} of the cycles carry nothing", d - p.words)
+                        : "");
+    }
+    return s;
+}
+
 } // namespace
 
 algorithm_steps record_steps(run_params p) {
@@ -662,6 +708,7 @@ algorithm_steps record_steps(run_params p) {
     s.formula = e.formula;
     s.table = g.table;
     s.reduction_table = g.reduction;
+    s.notation = notation_of(g, p, p.algo == "d-cycles");
     s.title = fmt::format("{} {} on a {}-cube ({} nodes), m = {}, {}-port", p.op, p.algo, p.dim, n,
                           p.words, port_policy_of(p.ports).option);
 

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 
 #include <sched.h>
@@ -32,6 +33,16 @@ std::string text(double v) {
 }
 
 } // namespace
+
+std::string poor_fit(const fit& f) {
+    constexpr double worst = 0.25, r2 = 0.9;
+    if (f.worst_residual <= worst && f.r2 >= r2) return "";
+    std::ostringstream os;
+    os << std::setprecision(3) << "R^2 = " << f.r2 << ", worst relative residual "
+       << f.worst_residual * 100 << "% (a good fit has R^2 >= " << r2
+       << " and every residual within " << worst * 100 << "%)";
+    return os.str();
+}
 
 fit fit_points(std::span<const point> points) {
     // Weighted normal equations of y = t_s + t_w x, w = 1 / y^2.

@@ -29,6 +29,9 @@ done
 usage_error "hcube: unknown command 'rnu' (did you mean run?)" rnu
 usage_error "hcube info: unknown option '--jsn' (did you mean --json?)" info --dim 2 --jsn
 usage_error "hcube info: --dim 'x' is not an integer in 0..18" info --dim x
+# One memory figure is the bound runs are checked against, the others what nodes touch.
+out=$("$hcube" info --dim 4) || fail "info --dim 4: exit status $?"
+expect_line "$out" '^memory \(bound\) +[0-9.]+ [KMG]i?B +\(what a run is checked against' "info memory bound"
 usage_error "hcube info: --dim needs a value" info --dim
 usage_error "hcube info: --dim given twice" info --dim 2 --dim 3
 usage_error "hcube info: unexpected argument 'extra'" info --dim 2 extra

@@ -91,6 +91,16 @@ TEST_CASE("the fit keeps t_s and t_w >= 0") {
     CHECK(cal::fit_points(proportional).t_s == 0);
 }
 
+TEST_CASE("a poor fit is named with its numbers, a good one is not") {
+    CHECK(cal::poor_fit(cal::fit_points(synthetic(0.03))).empty());
+    cal::fit busy{.t_s = 1.6e-6, .t_w = 8e-10, .r2 = 0.853, .worst_residual = 0.868, .points = 9};
+    CHECK(cal::poor_fit(busy) ==
+          "R^2 = 0.853, worst relative residual 86.8% (a good fit has R^2 >= 0.9 and every "
+          "residual within 25%)");
+    busy.worst_residual = 0.1;
+    CHECK(!cal::poor_fit(busy).empty()); // R^2 below 0.9 alone
+}
+
 TEST_CASE("degenerate timings are refused with the values") {
     const std::vector<cal::point> one_size = {{64, 1e-6}, {64, 1.1e-6}, {64, 0.9e-6}};
     CHECK_THROWS_WITH_AS(cal::fit_points(one_size),

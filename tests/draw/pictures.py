@@ -12,6 +12,8 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 
+import arrowheads
+import chromium as chromium_page
 import layout
 
 d, hcube = sys.argv[1], sys.argv[2]
@@ -39,6 +41,10 @@ for name in ("ag.json", "ag-wall.json", "a2a.json"):
     check(sorted(starts) == sorted(set(starts)) and len(starts) == messages,
           f"{name}: {len(starts)} flow starts for {messages} messages")
     check(sorted(starts) == sorted(ends), f"{name}: flow starts and ends differ")
+    # Every message arrow goes forward in time.
+    at = {(e["ph"], e["id"]): e["ts"] for e in ev if e["ph"] in "sf"}
+    back = [i for i in starts if at[("f", i)] <= at[("s", i)]]
+    check(not back, f"{name}: {len(back)} flows end before they start")
     check(all("step" in e["args"] for e in ev if e["ph"] == "X"), f"{name}: slice without step")
     axis = "wall" if "wall" in name else "virtual"
     check(doc["otherData"]["time_axis"] == axis, f"{name}: time axis is not {axis}")
@@ -182,6 +188,9 @@ for k in (1, 2):
     check(not console, f"screenshot {k}: console messages {console}")
     shots.append(open(shot, "rb").read())
 check(shots[0] != shots[1], "screenshots of steps 1 and 2 are identical")
+# Every arrow of every step has its head, as Chromium paints the page.
+failures += arrowheads.problems(chromium, os.path.join(d, "ag.html"), range(1, 4), d)
+failures += arrowheads.problems(chromium, os.path.join(d, "sc.html"), [2], d)
 
 # Seed 002, Figure 8: memory of every node after every step (the last page
 # step shows the whole table).
@@ -216,6 +225,13 @@ for u, line in enumerate(fig_12.splitlines()):
         check(got == want, f"rs.html step {u} address {x}: {got}, Figure 12 has {want}")
 
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
+# The deadlock report's text wraps inside the window.
+widths = chromium_page.evaluate(
+    chromium, os.path.join(d, "dl.html"), "var p = document.querySelector('pre');"
+    "return [p.scrollWidth, p.clientWidth, document.documentElement.scrollWidth, innerWidth];", d)
+check(widths[0] <= widths[1] and widths[2] <= widths[3],
+      f"dl.html: the report is {widths[0]} px wide in {widths[1]}, the page {widths[2]} in "
+      f"{widths[3]}")
 
 # Layout (layout.py): in every step picture of every operation and algorithm
 # of `hcube list` on a 2-, 3- and 4-cube, of descend on a 2-cube with the

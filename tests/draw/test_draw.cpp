@@ -174,7 +174,7 @@ TEST_CASE("timeline: an arrow per message, the critical path, a refusal above 64
     REQUIRE(path.size() == 3);
     CHECK(count(svg, "class=\"critical\"") == 3);
     for (std::size_t i = 0; i < path.size(); ++i)
-        CHECK(r.trace[path[i]].dim == 2 - int(i));
+        CHECK(r.trace[std::size_t(path[i].message)].dim == 2 - int(i));
 
     run_report big;
     big.dim = 7;

@@ -67,7 +67,11 @@ expect_line "$out" '^  formula +10 = \(t_s \+ t_w m\) steps\(q\)' "formula"
 for label in 'wall time' messages bytes 'congestion events' note; do
     expect_line "$out" "^  $label " "text row $label"
 done
-expect_line "$out" '^  wall time +[0-9.e+-]+ s on ring links$' "wall time names the links"
+expect_line "$out" '^  wall time +[0-9.e+-]+ s \(the emulation.s; link implementation ring\)$' \
+    "wall time names the links"
+# descend runs with its own defaults: M = N elements.
+out=$("$hcube" run descend --dim 3) || fail "run descend with its defaults: exit status $?"
+expect_line "$out" '^descend [a-z]+: dim 3 \(8 nodes\), m = 8 words' "descend's default M = N"
 
 # --links chooses the link implementation, and HCUBE_LINKS does without it.
 run_json "links default" allreduce --dim 3 --words 5 --tw 1

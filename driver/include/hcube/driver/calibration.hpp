@@ -41,6 +41,11 @@ struct fit {
 // time that is not a finite number > 0.
 fit fit_points(std::span<const point> points);
 
+// Why a fit predicts poorly, with its numbers: a worst relative residual
+// above 25% or R^2 below 0.9 (the machine was busy, or the links do not
+// follow t_s + t_w m); empty for a good fit.
+std::string poor_fit(const fit& f);
+
 // A machine's calibration: which links it measured, the fit, and the
 // collectives' measured fastest algorithms (empty: not measured).
 struct entry {
