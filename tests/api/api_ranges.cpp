@@ -1,5 +1,5 @@
-// Every public collective called with the buffers students write (issue 9, "API
-// friction"): std::span<T>, std::span<const T>, std::vector<T> and std::array<T, N>
+// Every public collective called with the buffers students write:
+// std::span<T>, std::span<const T>, std::vector<T> and std::array<T, N>
 // inputs, span, vector and array outputs, the element type deduced; results
 // checked against serial references written here from the definitions. Before
 // ranges.hpp none of these calls compiled except the span<const T>/span<T>

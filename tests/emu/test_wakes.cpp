@@ -57,8 +57,7 @@ void play(const config& c, const std::function<void(node&)>& three, const part& 
 
 // The fewest sleeps of up to `tries` plays of a scenario. Under
 // ThreadSanitizer a node thread now and then sleeps once more in one play and
-// not in the next (2 sleeps in 9 of 40 runs of these cases, none in a rerun
-// under perf trace); a wake-up for nothing costs a second sleep in every play.
+// not in the next; a wake-up for nothing costs a second sleep in every play.
 long fewest_sleeps(int tries, const std::function<long()>& scenario) {
     long fewest = scenario();
     for (int t = 1; t < tries && fewest > 1; ++t)

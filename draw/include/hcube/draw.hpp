@@ -1,4 +1,4 @@
-// Pictures of a run (issue 12): a Chrome/Perfetto trace, a space-time diagram
+// Pictures of a run: a Chrome/Perfetto trace, a space-time diagram
 // (SVG), and step-by-step pictures of an algorithm drawn as the seeds draw them,
 // labelled with what every node holds after each step of a real run.
 #pragma once

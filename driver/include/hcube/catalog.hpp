@@ -25,7 +25,7 @@ constexpr std::size_t elem_bytes(elem_type t) noexcept {
     return t == elem_type::int32 ? 4 : 8;
 }
 
-// What `hcube calibrate` measured on this machine (issue 14): at one
+// What `hcube calibrate` measured on this machine: at one
 // operation, port model, dimension and message size, the algorithm whose
 // median wall time per call was the least, and every measured median.
 struct measured_fastest {
