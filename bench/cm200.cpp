@@ -189,7 +189,8 @@ int main(int argc, char** argv) {
             if (!file) throw usage_error("--csv: cannot write " + o.csv);
         }
         std::ostream& csv = o.csv.empty() ? std::cout : file;
-        csv << "op,algo,index,order,dim,nodes,words,elem_bytes,runs,wall_median_s,"
+        csv << "op,algo,index,order,dim,nodes,words,elem_bytes,runs,wall_median_s,wall_min_s,"
+               "wall_max_s,"
                "virtual_time,formula_time,steps,messages,link_bytes,delivered_bytes,"
                "rate_bytes_per_s,rate_mb_per_s_per_node,verified\n";
         const catalog& cat = builtin_catalog();
@@ -233,10 +234,11 @@ int main(int argc, char** argv) {
                         pts.push_back({var, d, m, wall, rate});
                         csv << op << ',' << var.algo << ',' << var.index << ",gray," << d << ','
                             << (1 << d) << ',' << m << ",8," << walls.size() << ',' << wall << ','
-                            << out.report.virtual_time << ',' << out.formula_time << ','
-                            << out.report.steps << ',' << out.report.messages << ','
-                            << out.report.bytes << ',' << delivered << ',' << rate << ','
-                            << rate / double(1 << d) / 1e6 << ",1\n";
+                            << *std::ranges::min_element(walls) << ','
+                            << *std::ranges::max_element(walls) << ',' << out.report.virtual_time
+                            << ',' << out.formula_time << ',' << out.report.steps << ','
+                            << out.report.messages << ',' << out.report.bytes << ',' << delivered
+                            << ',' << rate << ',' << rate / double(1 << d) / 1e6 << ",1\n";
                         csv.flush();
                         std::cerr << "  " << key << " d=" << d << " M'=" << m << ": " << wall * 1e3
                                   << " ms\n";
