@@ -37,6 +37,22 @@ struct formula_text {
     std::optional<exact_form> seed; // set when the seed's form differs
 };
 
+// The work an algorithm's source cites, by its key in docs/references.md
+// ("grama", "mathur-johnsson", "hu"), and the place in it: `source` and
+// `source_section` of the JSON, for scripts.
+std::pair<std::string_view, std::string_view> cited_work(std::string_view source) {
+    static constexpr std::pair<std::string_view, std::string_view> works[] = {
+        {"seed 000", "grama"}, {"seed 002", "mathur-johnsson"}, {"seed 001", "hu"}};
+    for (const auto& [author, key] : works)
+        if (source.starts_with(author)) {
+            std::string_view place = source.substr(author.size());
+            while (place.starts_with(',') || place.starts_with(' '))
+                place.remove_prefix(1);
+            return {key, place};
+        }
+    return {"", source};
+}
+
 formula_text formula_of(const run_params& p, const algorithm_entry& e) {
     const std::optional<exact_form> gap = exact_formula(e, p);
     return {gap ? gap->text : e.formula, gap};
@@ -47,6 +63,7 @@ formula_text formula_of(const run_params& p, const algorithm_entry& e) {
 json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
     const run_report& r = o.report;
     const formula_text f = formula_of(p, e);
+    const auto [work, section] = cited_work(e.source);
     json j = {
         {"op", p.op},
         {"algo", e.algo},
@@ -70,6 +87,8 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"seed_formula", e.formula},
         {"seed_formula_time", json_number(f.seed ? f.seed->seed_time : o.formula_time)},
         {"formula_differs", f.seed ? f.seed->why : ""},
+        {"source", work},
+        {"source_section", section},
         {"link_capacity", p.link_capacity},
         {"links", to_string(r.link_implementation)},
         {"executor", to_string(r.executor)},
