@@ -24,13 +24,16 @@
 //                  < 2 GiB; all-link exchange bandwidth with fibers >= 80% of memcpy
 //   run overhead   empty run() for d = 0..12 vs one wake-up of every thread (<= 2x)
 //   routed         a routed message after 10^6 others vs the first 10^3 (<= 3x)
+//   master-worker  d = 10, a task's wall time with recv_any (choosing by virtual
+//                  time) beside the same messages taken in turn with recv
 //
 // Output: CSV (metric,d,value,unit,limit,verdict) on stdout, or to --csv FILE
 // with a readable table on stdout. --quick shortens every measurement; --only
 // measures some groups of rows (ping-pong, bandwidth, pattern, allreduce,
-// empty-run, big-cube, overhead, routed).
+// empty-run, big-cube, overhead, routed, master-worker).
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -403,6 +406,37 @@ std::vector<double> routed_chunk_us(hcube::machine& m, long messages, int chunks
     return us;
 }
 
+// Master/worker: node 0 hands `tasks` one-double tasks to its d neighbours
+// (uneven compute) and the next one to whoever answers, taken with recv_any,
+// which chooses by virtual time (docs/runtime.md); or, as the baseline, the
+// same messages taken from the links in turn with recv. Microseconds of wall
+// time per task, the machine warmed up by one run first.
+double master_worker_us(hcube::machine& m, int tasks, bool choose) {
+    const auto program = [&](hcube::node& me) {
+        const int d = me.dim();
+        if (me.id() == 0) {
+            for (int k = 0; k < d; ++k)
+                me.send(k, std::vector<double>{double(k % 3)});
+            for (int i = d; i < tasks + d; ++i) {
+                const int k = choose ? me.recv_any<double>().dim : i % d;
+                if (!choose) (void)me.recv<double>(k);
+                me.send(k, std::vector<double>{i < tasks ? double(i % 3) : -1.0});
+            }
+            return;
+        }
+        if (std::popcount(unsigned(me.id())) != 1) return;
+        const int k = std::countr_zero(unsigned(me.id()));
+        for (double task[1];;) {
+            me.recv(k, task);
+            if (task[0] < 0) return;
+            me.compute(task[0]);
+            me.send(k, task);
+        }
+    };
+    m.run(program);
+    return m.run(program).wall_seconds * 1e6 / tasks;
+}
+
 double run_ms(hcube::machine& m, const std::function<void(hcube::node&)>& program) {
     return m.run(program).wall_seconds * 1e3;
 }
@@ -524,8 +558,9 @@ int main(int argc, char** argv) {
                  "bench-runtime"};
     app.add_flag("--quick", quick, "shorter measurements (fewer iterations and repetitions)");
     app.add_option("--csv", csv_path, "CSV to FILE, a readable table on stdout");
-    const std::vector<std::string> groups{"ping-pong", "bandwidth", "pattern",  "allreduce",
-                                          "empty-run", "big-cube",  "overhead", "routed"};
+    const std::vector<std::string> groups{"ping-pong", "bandwidth", "pattern",
+                                          "allreduce", "empty-run", "big-cube",
+                                          "overhead",  "routed",    "master-worker"};
     std::vector<std::string> only;
     hcube::cli::add_value(
         app, "--only",
@@ -705,6 +740,25 @@ int main(int argc, char** argv) {
             {"routed message, first 10^3 (median of 7)", 10, median(first), "us", no_value, true});
         out.add({"routed, last tenth of " + std::to_string(messages) + " (median of 3)", 10,
                  median(last), "us", 3 * median(first), true});
+    }
+
+    // Choosing by virtual time against taking the same messages in turn.
+    if (wanted("master-worker")) {
+        const int tasks = quick ? 1000 : 10000;
+        for (const auto e : {hcube::executor_kind::threads, hcube::executor_kind::fibers}) {
+            hcube::machine m(on(e, 10));
+            std::vector<double> plain, chosen;
+            for (int r = 0; r < 5; ++r) { // taking turns, so a slow spell hits both
+                plain.push_back(master_worker_us(m, tasks, false));
+                chosen.push_back(master_worker_us(m, tasks, true));
+            }
+            const std::string name =
+                std::string(to_string(e)) + ", " + std::to_string(tasks) + " tasks (median of 5)";
+            out.add({"master/worker task, recv in turn, " + name, 10, median(plain), "us", no_value,
+                     true});
+            out.add({"master/worker task, recv_any, " + name, 10, median(chosen), "us", no_value,
+                     true});
+        }
     }
 
     if (csv_path.empty()) {
