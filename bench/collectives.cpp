@@ -16,7 +16,7 @@
 //   any other operation                               the bytes it actually moved on links
 // The CSV also has the bytes actually moved on links and their rate.
 //
-// Algorithms that need all ports (seed 000, 4.7.2; seed 002's d cycles) run
+// Algorithms that need all ports (Grama et al. 4.7.2; Mathur & Johnsson's d cycles) run
 // all-port, the others single-port; a last table sets them side by side per
 // operation, virtual time (--ts, --tw) and wall time at the largest d.
 #include <algorithm>

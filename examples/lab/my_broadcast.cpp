@@ -7,7 +7,7 @@
 //   hcube run broadcast --algo binomial --dim 3 --svg library.svg
 //   hcube draw broadcast --algo binomial --dim 3 --out library.html
 //
-// Then replace the body of `my_broadcast` with something faster (seed 000,
+// Then replace the body of `my_broadcast` with something faster (Grama et al.,
 // Alg. 4.1) and check that the virtual time drops to log p.
 // usage: my_broadcast [D]  (default 3)
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // Lab exercise 1: pass a token around the Gray-code ring. Ring position r lives
-// on node gray(r), so ring neighbours are hypercube neighbours (seed 000,
+// on node gray(r), so ring neighbours are hypercube neighbours (Grama et al.,
 // 4.6.2, Figure 4.23): position r receives from r - 1 on the link
 // gray_transition(r - 1) and sends to r + 1 on gray_transition(r).
 //

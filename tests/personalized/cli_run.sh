@@ -140,7 +140,7 @@ done
 expect_line "$list" '^alltoall$' "list alltoall"
 expect_line "$list" '^shift$' "list shift"
 expect_line "$list" '--ring gray\|id \(default id\)' "list ecube option"
-expect_line "$list" 'seed 000, 4\.5\.3, Alg\. 4\.10' "list source"
+expect_line "$list" 'Grama et al. 4\.5\.3, Alg\. 4\.10' "list source"
 help=$("$hcube" run --help) || fail "run --help: exit status $?"
 expect_line "$help" '^operations:.* alltoall .*shift' "help lists operations"
 
@@ -203,7 +203,7 @@ fi
 if grep -Eq '^  d-cycles ' <<<"$list"; then
     bad allgather --algo d-cycles --dim 3 "allgather d-cycles: "
 fi
-# --schedule is another name for --algo (seed 001's descend schedules).
+# --schedule is another name for --algo (Hu's descend schedules).
 if grep -Eq '^  pipelined ' <<<"$list"; then
     run_json "descend --schedule" descend --schedule pipelined --kernel prefix --dim 2 --words 16 --ports all
     [ "$(json_field "$json" algo)" = '"pipelined"' ] || fail "--schedule pipelined: $json"
