@@ -1,4 +1,4 @@
-// hcube draw OP ...: every step of a collective drawn as the seeds draw it
+// hcube draw OP ...: every step of a collective drawn as the sources draw it
 // (hcube_draw's record_steps, write_steps_html, step_svgs), or the wait-for
 // graph when the run deadlocks.
 #include <algorithm>
@@ -73,10 +73,10 @@ int draw(draw_command& c) {
 action add_draw(CLI::App& hcube) {
     CLI::App& app = *hcube.add_subcommand(
         "draw", "Runs one collective on symbolic data (up to d = 6) and draws every step as the "
-                "seeds draw it: the hypercube, the links each step uses with what they carry, "
+                "sources draw it: the hypercube, the links each step uses with what they carry, "
                 "every node labelled with what it holds after the step, read from the run's "
                 "buffers ((0,1,2,3) blocks, [0..3] partial sums); the CM-200 cycle algorithms "
-                "also get the memory table of every node (seed 002, Figures 8-11).");
+                "also get the memory table of every node (Mathur & Johnsson Figures 8-11).");
     auto c = std::make_shared<draw_command>();
     run_params& p = c->params;
     p.algo = "auto";

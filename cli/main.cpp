@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     using namespace hcube::cli;
     hcube::keep_freed_memory(); // timings without page faults of recycled buffers
     CLI::App app{"hcube: an emulated distributed-memory hypercube, its collectives and their "
-                 "seed formulas",
+                 "source formulas",
                  "hcube"};
     app.require_subcommand(1);
     app.footer("hcube COMMAND --help shows the options of a command.\nExit status: 0 success, "

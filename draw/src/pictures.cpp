@@ -1,7 +1,7 @@
-// The step pictures and the wait-for graph: the hypercube drawn as seed 000
+// The step pictures and the wait-for graph: the hypercube drawn as Grama et al.
 // draws it (a square, a cube, two cubes side by side; d = 5, 6 as 4-cubes in
 // rows), each step's messages as arrows, every node's label (or a key to the
-// key table below); the CM-200 memory tables of seed 002 beside or below the
+// key table below); the CM-200 memory tables of Mathur & Johnsson beside or below the
 // cube; and the HTML page that steps through them.
 #include <hcube/draw.hpp>
 
@@ -581,7 +581,7 @@ void legend(std::ostream& os, double x, double y, int d, const std::string& note
     os << '\n';
 }
 
-// Seed 002's "Dim" column: the link location j's element came over, found
+// Mathur & Johnsson's "Dim" column: the link location j's element came over, found
 // from the data (the neighbour that held it one step before).
 std::string table_dim(const algorithm_steps& s, std::size_t k, std::size_t j) {
     if (k == 0) return "";
@@ -599,7 +599,7 @@ struct nodes {
 };
 
 // The memory table of every node up to step k (rows of later steps empty), as
-// in seed 002's Figures 8-11; cells have class "cell" and data-step/mem/node.
+// in Mathur & Johnsson's Figures 8-11; cells have class "cell" and data-step/mem/node.
 double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0, double y0,
                   nodes n) {
     const std::size_t words = s.params.words;
@@ -640,7 +640,7 @@ double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, dou
     return col(n.hi) + cw - x0;
 }
 
-// Seed 002's Figures 13-19 for step k: every memory address of every node,
+// Mathur & Johnsson's Figures 13-19 for step k: every memory address of every node,
 // "●" sending its partial sum, "+" receiving and adding, "○" added before,
 // and the dimension the sum crossed. Cells have class "cell".
 double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0,
@@ -686,13 +686,13 @@ double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::siz
     return std::max(col(n.hi) + cw + 10 - x0, 0.6 * 12 * 55);
 }
 
-// Seed 001's Table 1 from the run: the link element j of logical node i
+// Hu's Table 1 from the run: the link element j of logical node i
 // left on in step 1 (cells of class "sched", data-elem j, data-proc i).
 double draw_schedule(std::ostream& os, const algorithm_steps& s, double x0, double y0, nodes n) {
     const double cw = 24, rh = 17, first = 70;
     os << fmt::format(R"(<g class="schedule" font-size="12" font-family="monospace">)"
                       R"(<text x="{}" y="{}" font-weight="bold">Schedule phi_i(j), read from )"
-                      R"(step 1 (seed 001, Table 1)</text>)"
+                      R"(step 1 (Hu, Table 1)</text>)"
                       R"(<text x="{}" y="{}" font-weight="bold">j \ i</text>)",
                       num(x0), num(y0), num(x0), num(y0 + rh));
     for (int i = n.lo; i < n.hi; ++i)

@@ -132,8 +132,8 @@ enum class label_style {
     blocks, // (0,1,2,3): the nodes whose blocks it holds
     sums,   // [0..3]: the nodes its partial sums cover
     pairs,  // {0,5}: block of node 0 for node 5
-    slots,  // (3|1): element 1 of logical node 3 (seed 001)
-    rounds, // a5:2: element a[5] after 2 iterations (seed 001, section 4)
+    slots,  // (3|1): element 1 of logical node 3 (Hu)
+    rounds, // a5:2: element a[5] after 2 iterations (Hu, section 4)
 };
 
 struct sym_program {
@@ -144,10 +144,10 @@ struct sym_program {
     // Personalized data: a node holds what is in any of its buffers and
     // was not passed on (Figures 4.15, 4.20: blocks held for others too).
     bool transit = false;
-    // CM-200 cycle reductions: seed 002's Figures 12-19, read from the partial
+    // CM-200 cycle reductions: Mathur & Johnsson's Figures 12-19, read from the partial
     // sums in every buffer.
     bool reduction = false;
-    // ASPC: seed 001's Table 1, the link each element leaves on in step 1.
+    // ASPC: Hu's Table 1, the link each element leaves on in step 1.
     bool schedule = false;
     // ASPC and descend keep their elements in buffers of their own while they
     // are relayed: an arrow carries what its receiver gained that its sender
@@ -302,7 +302,7 @@ sym_program program_for(const run_params& p) {
                                algo);
             };
         } else {
-            // Seed 002's memory address x of every node is element x of the
+            // Mathur & Johnsson's memory address x of every node is element x of the
             // array: its partial sums travel as one symbolic element.
             each([&](int i) {
                 g.in[std::size_t(i)] = blocks(n * int(m), 1, [&](int x, std::size_t) {
@@ -338,7 +338,7 @@ sym_program program_for(const run_params& p) {
             alltoall(me, std::span<const sym>(in), std::span<sym>(out), algo);
         };
     } else if (op == "aspc" && pick<bool>(p, {{"four-step", true}, {"single-port", true}})) {
-        // Seed 001: element (i|j) of logical node i = G^-1(physical id); the
+        // Hu: element (i|j) of logical node i = G^-1(physical id); the
         // plus half's results, then the minus half's, land in out.
         g.style = label_style::slots;
         g.schedule = a == "four-step"; // single-port's step 1 sends one element
@@ -355,7 +355,7 @@ sym_program program_for(const run_params& p) {
             aspc(me, std::span<const sym>(in), o.first(in.size()), o.subspan(in.size()));
         };
     } else if (op == "descend") {
-        // Seed 001, section 4: logical node q holds a[q L .. q L + L - 1]; an
+        // Hu, section 4: logical node q holds a[q L .. q L + L - 1]; an
         // element names its index in the mask, so M is at most 64.
         const std::size_t M = m;
         if (M > 64)
@@ -477,7 +477,7 @@ std::vector<std::string> products(const std::vector<sym>& v, label_style style) 
 }
 
 // How many blocks a label lists before it writes them as runs (and pairs as
-// products): as the seeds' figures, up to 3-cubes 8 blocks on a node, 4 on an
+// products): as the sources' figures, up to 3-cubes 8 blocks on a node, 4 on an
 // arrow, and every pair; from 4-cubes on, 3.
 std::size_t max_listed(label_style style, int dim, bool arrow) {
     if (dim >= 4) return 3;
@@ -485,7 +485,7 @@ std::size_t max_listed(label_style style, int dim, bool arrow) {
     return std::size_t(-1);
 }
 
-// The label of a node holding `v`, in the seeds' notation.
+// The label of a node holding `v`, in the sources' notation.
 // More than `max_listed` single blocks are written as runs.
 std::string label(const std::vector<sym>& v, label_style style, std::size_t max_listed) {
     std::vector<std::string> tokens;
@@ -536,7 +536,7 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
     return style == label_style::blocks ? out + ")" : out;
 }
 
-// Seed 002's cell "ij": element i of node j's data.
+// Mathur & Johnsson's cell "ij": element i of node j's data.
 std::string cell(const sym& s) {
     const int node = std::countr_zero(s.mask);
     return s.item < 10 && node < 10 ? fmt::format("{}{}", s.item, node)
@@ -562,7 +562,7 @@ std::vector<sym> common(const std::vector<sym>& a, const std::vector<sym>& b) {
     return out;
 }
 
-// Seed 002's Figures 12-19: in step k the partial sum of address x that
+// Mathur & Johnsson's Figures 12-19: in step k the partial sum of address x that
 // covers most nodes (k + 1 of them) is at the node that received it and added
 // its own element ("+"); the node that held it the step before sent it ("●");
 // the other nodes it covers had added theirs ("○"). memory(i, k): every
@@ -793,7 +793,7 @@ algorithm_steps record_steps(run_params p) {
             st.labels.push_back(std::move(brief));
             st.lists.push_back(std::move(full));
             if (!s.table) continue;
-            // Seed 002's tables: location j holds element j of the block that
+            // Mathur & Johnsson's tables: location j holds element j of the block that
             // arrived last (Init: the node's own).
             std::vector<std::string> mem(p.words);
             const std::vector<sym>& before = held(i, k - 1);
@@ -834,7 +834,7 @@ algorithm_steps record_steps(run_params p) {
             auto cargo = named(gain, true);
             if (s.table && !alone) {
                 // Location j's element came from the neighbour that held it
-                // in location j one step before (seed 002's Dim column).
+                // in location j one step before (Mathur & Johnsson's Dim column).
                 cargo = {};
                 const auto& to = st.memory[std::size_t(t.to)];
                 const auto& from = s.steps[std::size_t(k - 1)].memory[std::size_t(t.from)];

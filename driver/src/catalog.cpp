@@ -199,7 +199,7 @@ const algorithm_entry* catalog::choose(const run_params& p) const {
 }
 
 std::string catalog::choice_basis(const run_params& p) const {
-    if (p.cores <= 0) return "the least closed-form cost (seed 000, Table 4.1)";
+    if (p.cores <= 0) return "the least closed-form cost (Grama et al. Table 4.1)";
     if (const measured_pick m = measured_choice(*this, p); m.entry) return m.basis;
     return "the least predicted wall time on " + std::to_string(p.cores) +
            " cores (calibrated t_s, t_w; docs/cost-model.md)";
@@ -359,7 +359,7 @@ std::optional<exact_form> uneven_blocks_form(const run_params& p, std::size_t me
             ": the blocks have " + std::to_string(m / nodes) + " or " +
             std::to_string(m / nodes + 1) + " words, and the longest chain of messages has " +
             std::to_string(messages) + " messages carrying " + std::to_string(words) +
-            " words, not the seed's 2 (p-1) m/p = " + number(seed_words);
+            " words, not the source's 2 (p-1) m/p = " + number(seed_words);
     return f;
 }
 

@@ -1,4 +1,4 @@
-// Seed 001 (Hu): all-to-some personalized communication and +-2^b-descend.
+// Hu: all-to-some personalized communication and +-2^b-descend.
 #include <hcube/catalog.hpp>
 #include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/descend.hpp>
@@ -167,7 +167,7 @@ run_outcome run_descend(machine& m, const run_params& p, descend_schedule schedu
     run_params unit = p;
     unit.cost = {1, 0, 0};
     note << report.steps << " steps; exact form " << descend_formula(unit, schedule)
-         << ", the seed's (all-port) count " << paper;
+         << ", the source's (all-port) count " << paper;
     if (!mismatch.empty()) note << "; " << mismatch;
     run_outcome o = make_outcome(std::move(report), formula, mismatch);
     o.note = note.str();

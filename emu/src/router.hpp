@@ -1,4 +1,4 @@
-// The E-cube router (seed 000, 4.5.3 and 4.6): routed messages, their
+// The E-cube router (Grama et al. 4.5.3 and 4.6): routed messages, their
 // congestion, resolved in virtual-time order. Private to emu/src.
 //
 // A routed message from src wants to start at w = max(clock, port) and holds

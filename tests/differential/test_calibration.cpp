@@ -1,7 +1,7 @@
 // The calibrated cost model (driver/.../calibration.hpp): the fit recovers a
 // known t_s and t_w from noisy synthetic timings and refuses degenerate ones;
 // the file round-trips; and `auto` under a calibrated model chooses as the
-// seeds' closed forms say (the argmin of Eq. 4.7, 4.9, 4.10 for alltoall).
+// sources' closed forms say (the argmin of Eq. 4.7, 4.9, 4.10 for alltoall).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -188,7 +188,7 @@ TEST_CASE("hcube calibrate's destination is checked before anything is measured"
                          error);
 }
 
-TEST_CASE("auto with a calibrated model chooses the argmin of the seeds' closed forms") {
+TEST_CASE("auto with a calibrated model chooses the argmin of the sources' closed forms") {
     const temp_file f;
     cal::save(known_entry(), f.path);
     const cost_model c = cal::calibrated(executor_kind::threads, link_impl::ring, 4, f.path);

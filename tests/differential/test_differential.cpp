@@ -424,7 +424,7 @@ unsigned gray_rank(unsigned g) { // the inverse of gray_code
     return r;
 }
 
-// The CM-200's allocation of M elements over N ranks (seed 002, 4.2.4):
+// The CM-200's allocation of M elements over N ranks (Mathur & Johnsson 4.2.4):
 // ceil(M/N) to each of the first floor(M / ceil(M/N)) ranks, the rest to the next.
 std::pair<std::size_t, std::size_t> cm_block(std::size_t M, std::size_t N, std::size_t rank) {
     const std::size_t c = (M + N - 1) / N;

@@ -1,8 +1,8 @@
 """Checks the files pictures.sh made: traces (one flow per message), SVGs
 (well-formed XML, one arrow per message) and the HTML pages in headless
 Chromium (no console errors, the step controls change the picture, the node
-labels read back from the page are seed 000's Figures 4.11 and 4.15 and
-seed 002's Figure 8)."""
+labels read back from the page are Grama et al.'s Figures 4.11 and 4.15 and
+Mathur & Johnsson's Figure 8)."""
 import json
 import os
 import shutil
@@ -164,7 +164,7 @@ for k, want in enumerate(fig_4_15):
     got = [sc.labels.get((k, i)) for i in range(8)]
     check(got == want, f"sc.html step {k}: labels {got}, Figure 4.15 has {want}")
 
-# Seed 001, section 4, on a 2-cube with M = 8 (L = 2): logical node q = G^-1(i)
+# Hu, section 4, on a 2-cube with M = 8 (L = 2): logical node q = G^-1(i)
 # holds a[2q], a[2q + 1]; in pipelined round t element l does iteration t - l.
 # Rounds take 4 steps (the last 2), then one local step: 11 in all.
 logical = [0, 1, 3, 2]
@@ -179,7 +179,7 @@ for k, want in ((0, descend_labels(lambda l: 0)), (4, descend_labels(lambda l: 1
                 (8, descend_labels(lambda l: 2 - l)), (10, descend_labels(lambda l: 2)),
                 (11, descend_labels(lambda l: 3))):
     got = [desc.labels.get((k, i)) for i in range(4)]
-    check(got == want, f"desc.html step {k}: labels {got}, seed 001's pipeline has {want}")
+    check(got == want, f"desc.html step {k}: labels {got}, Hu's pipeline has {want}")
 
 shots = []
 for k in (1, 2):
@@ -192,7 +192,7 @@ check(shots[0] != shots[1], "screenshots of steps 1 and 2 are identical")
 failures += arrowheads.problems(chromium, os.path.join(d, "ag.html"), range(1, 4), d)
 failures += arrowheads.problems(chromium, os.path.join(d, "sc.html"), [2], d)
 
-# Seed 002, Figure 8: memory of every node after every step (the last page
+# Mathur & Johnsson Figure 8: memory of every node after every step (the last page
 # step shows the whole table).
 fig_8 = """00 01 02 03 04 05 06 07|10 11 12 13 14 15 16 17|20 21 22 23 24 25 26 27
 01 00 03 02 05 04 07 06|12 13 10 11 16 17 14 15|24 25 26 27 20 21 22 23
@@ -208,7 +208,7 @@ for k, line in enumerate(fig_8.splitlines()):
         got = " ".join(dc.cells.get((7, k, j, i), "?") for i in range(8))
         check(got == row, f"dc.html step {k} location {j}: {got}, Figure 8 has {row}")
 
-# Seed 002, Figure 12: the partial sums of addresses 0-2 (block 0), step by
+# Mathur & Johnsson Figure 12: the partial sums of addresses 0-2 (block 0), step by
 # step: * sends, + receives and adds, o added before (read from each step).
 fig_12 = """....*+.. .*.+.... ..*...+.
 ....o*.+ .o.*...+ ..o...*+

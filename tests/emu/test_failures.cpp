@@ -372,7 +372,7 @@ TEST_CASE("link_capacity above the maximum is refused with the value and the max
 }
 
 TEST_CASE("a machine the system's limits cannot take is refused before any thread starts") {
-    // The limits of the 2-core sandbox (Linux defaults), at d = 15.
+    // The limits of a 2-core machine (Linux defaults), at d = 15.
     detail::os_limits lim;
     lim.max_map_count = 65530;
     lim.maps_in_use = 60;

@@ -1,4 +1,4 @@
-// The E-cube router (seed 000, 4.5.3): delivery, per-pair order, cut-through
+// The E-cube router (Grama et al. 4.5.3): delivery, per-pair order, cut-through
 // cost, traffic on every link of the path, congestion.
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `hcube info` end to end: the Gray code table of a 3-cube (seed 002 Table 1
+# `hcube info` end to end: the Gray code table of a 3-cube (Mathur & Johnsson Table 1
 # with its transition sequence 0 1 0 2 0 1 0 2), the sizes, the JSON form, the
 # truncated table of a large cube, and one clear error line for bad input.
 # Usage: cli_info.sh PATH/TO/hcube

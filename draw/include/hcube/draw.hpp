@@ -1,5 +1,5 @@
-// Pictures of a run (issue 12): a Chrome/Perfetto trace, a space-time diagram
-// (SVG), and step-by-step pictures of an algorithm drawn as the seeds draw them,
+// Pictures of a run: a Chrome/Perfetto trace, a space-time diagram
+// (SVG), and step-by-step pictures of an algorithm drawn as the sources draw them,
 // labelled with what every node holds after each step of a real run.
 #pragma once
 
@@ -89,12 +89,12 @@ struct algorithm_steps {
     std::string notation;
     run_report report;
     std::vector<step_state> steps; // steps[0]: before the first step
-    bool table = false;            // CM-200 memory tables (seed 002, Figures 8-11)
-    // CM-200 cycle reductions (seed 002, Figures 12-19): per step, memory[node]
+    bool table = false;            // CM-200 memory tables (Mathur & Johnsson Figures 8-11)
+    // CM-200 cycle reductions (Mathur & Johnsson Figures 12-19): per step, memory[node]
     // [address] is "●" (sends the partial sum of that address), "+" (receives
     // it and adds its own), "○" (added before) or empty.
     bool reduction_table = false;
-    // ASPC (seed 001, Table 1): schedule[j][i], the link element j of logical
+    // ASPC (Hu, Table 1): schedule[j][i], the link element j of logical
     // node i left on in step 1, read from the run; empty for other operations.
     std::vector<std::vector<int>> schedule;
 };

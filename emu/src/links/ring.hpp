@@ -9,7 +9,7 @@
 // read next instead of a shared write index. A message then costs one cache
 // line moving from producer to consumer; spsc_queue moves three (write index,
 // slot, and read index back to the producer), and its bare ping-pong measured
-// about twice a raw cross-core flag's on the 2-core sandbox, the whole budget
+// about twice a raw cross-core flag's on a 2-core machine, the whole budget
 // of a link round trip (docs/design.md, bench-runtime).
 //
 //   producer line  tail, head_cache, slots, mask, capacity     (written by the producer)
@@ -19,13 +19,9 @@
 //
 // packed_ring puts both sides on one line. A line written by both ends moves
 // between their cores once more per message, which costs a link whose ends
-// spin on two cores (the d = 1 round trip: 0.38-0.43 us against 0.24-0.28);
-// but where nodes outnumber the cores most links join nodes on one core, and
-// a node-step then misses on one header line instead of two. The machine
-// packs its rings unless its nodes spin (machine.cpp). The d = 12 step
-// pattern with fibers, caches cold as in bench-runtime: 11.9 ms against 12.9
-// (medians of twelve alternating pairs, 9 of them faster); in bench-runtime
-// 9.3-12.9 ms against 14.2-16.5 (four runs and two; session 28).
+// spin on two cores; but where nodes outnumber the cores most links join nodes
+// on one core, and a node-step then misses on one header line instead of two.
+// The machine packs its rings unless its nodes spin (machine.cpp).
 //
 // Memory ordering:
 // - slot.seq: the producer fills the descriptor, then stores seq = n + 1 with

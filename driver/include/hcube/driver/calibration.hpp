@@ -1,4 +1,4 @@
-// The calibrated cost model (issue 14): t_s (seconds per message) and t_w
+// The calibrated cost model: t_s (seconds per message) and t_w
 // (seconds per word) of this machine's links, fitted to `hcube bench latency`
 // (a one-way message of m words takes t_s + t_w m), saved per executor and
 // link implementation, and loaded by `hcube run --cost calibrated` and
