@@ -108,7 +108,7 @@ out = []
 walk(json.loads(sys.stdin.read(), object_pairs_hook=tuple), "", out)
 print(" ".join(out))'
 }
-run_keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity links executor backend ranks rank_wall_seconds fingerprint'
+run_keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds fingerprint'
 info_keys='dim nodes directed_links threads link_capacity diameter can_start largest_dim_here memory_estimate memory_estimate.bytes memory_estimate.link_bytes memory_estimate.node_bytes memory_estimate.note executors executors.threads executors.threads.stack_bytes executors.threads.guard_bytes executors.threads.reserved_bytes executors.threads.touched_bytes executors.threads.mappings executors.threads.can_start executors.threads.largest_dim_here executors.fibers executors.fibers.stack_bytes executors.fibers.guard_bytes executors.fibers.reserved_bytes executors.fibers.touched_bytes executors.fibers.mappings executors.fibers.guarded_stacks executors.fibers.workers executors.fibers.can_start executors.fibers.largest_dim_here gray_code gray_code.total_rows gray_code.rows gray_code.rows.[]i gray_code.rows.[]gray gray_code.rows.[]transition'
 json=$(HCUBE_EXECUTOR= "$hcube" run allreduce --dim 2 --json) || fail "run --json: exit status $?"
 [ "$(keys <<<"$json")" = "$run_keys" ] || fail "run JSON keys: $(keys <<<"$json")"

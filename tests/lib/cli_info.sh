@@ -18,7 +18,7 @@ expect_line "$out" '^threads +8 ' "threads"
 expect_line "$out" '^diameter +3 ' "diameter"
 expect_line "$out" '^link capacity +16 ' "default link capacity"
 # 24 links x (16 x 64 + 128) B + 8 nodes x 64 KiB = 27 KiB + 512 KiB.
-expect_line "$out" '^memory \(estimate\) +539\.0 KiB$' "memory estimate"
+expect_line "$out" '^memory \(bound\) +539\.0 KiB  \(what a run is checked against' "memory bound"
 
 json=$("$hcube" info --dim 3 --json) || fail "info --dim 3 --json exited with $?"
 expect_line "$json" '"nodes": 8, "directed_links": 24, "threads": 8' "JSON sizes"
