@@ -27,6 +27,10 @@
 #include "trace_records.hpp"
 
 namespace hcube::detail {
+// Internal to the one file that includes it (node.cpp), as they were when they
+// lived there: GCC then inlines them into each primitive, and a parked fiber
+// keeps fewer, smaller frames on its stack.
+namespace {
 
 // Sends whose completion still depends on the receiver: a borrowed buffer
 // (rendezvous exchange) or a synchronous link. If the node unwinds with a
@@ -333,4 +337,5 @@ int recv_any_on(Access a, const byte_sink& in) {
     return k;
 }
 
+} // namespace
 } // namespace hcube::detail
