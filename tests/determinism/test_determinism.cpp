@@ -19,6 +19,7 @@
 #include <hcube/machine.hpp>
 
 #include "deadline.hpp"
+#include "sanitizers.hpp"
 #include "user_programs.hpp"
 
 using namespace hcube;
@@ -208,14 +209,17 @@ TEST_CASE("recv_any never takes a message later in virtual time that came first 
 
 TEST_CASE("every user-style program gives one fingerprint over 100 runs") {
     // The default executor and links (each test variant sets its own: meson
-    // runs this suite under threads, fibers and boost links).
+    // runs this suite under threads, fibers and boost links). The sanitizer
+    // builds, 10 times slower, make 20.
+    const int runs = test::sanitized ? 20 : 100;
+    test::extend_deadline(120.0 * test::sanitizer_slowdown);
     for (const user_program& u : user_programs()) {
         CAPTURE(u.name);
         for (port_model ports : {port_model::single_port, port_model::all_port}) {
             CAPTURE(to_string(ports));
             const config c = base(ports, 2, 0.5);
             const outcome first = run_once(u, c);
-            for (int run = 1; run < 100; ++run) {
+            for (int run = 1; run < runs; ++run) {
                 const outcome o = run_once(u, c);
                 CAPTURE(run);
                 REQUIRE(o.logs == first.logs);
@@ -228,6 +232,7 @@ TEST_CASE("every user-style program gives one fingerprint over 100 runs") {
 
 TEST_CASE("every user-style program gives one fingerprint under every executor, worker count and "
           "link type") {
+    test::extend_deadline(120.0 * test::sanitizer_slowdown);
     for (const user_program& u : user_programs()) {
         CAPTURE(u.name);
         for (port_model ports : {port_model::single_port, port_model::all_port}) {
