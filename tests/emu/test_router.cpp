@@ -292,6 +292,65 @@ TEST_CASE("the message that starts first in virtual time gets the link, not the 
     }
 }
 
+TEST_CASE("all-port: a node's routed bound is its earliest free send port, not its latest") {
+    // t_s = t_w = 1. Node 1 sends R1 (4 ints) to node 3 on link 1->3, [0,5),
+    // so M (1 int) to node 3 wants 5 there; then a direct int to node 0 on its
+    // free dimension-0 port, arriving at 2. Node 0 sends R0 (9 ints) to node 2
+    // on dimension 1 ([0,10)), receives at 2, and sends N (4 ints) to node 3
+    // through 0->1, 1->3 from its free dimension-0 port: N wants [2,7).
+    // N (key 2) comes before M (key 5): N waits for R1 and gets [5,10), M
+    // waits for N and gets [10,12). Both nodes could still send at 0 or 2 while
+    // one port is busy until 5 or 10; a bound taken from their latest free
+    // port lets the router place M at [5,7) before N exists, and N at [7,12).
+    for (const executor_kind e : {executor_kind::threads, executor_kind::fibers}) {
+        CAPTURE(to_string(e));
+        config c = cfg(2, port_model::all_port, 1, 1);
+        c.executor = e;
+        machine mach(c);
+        for (int run = 0; run < 20; ++run) {
+            double at3[3] = {-1, -1, -1}; // node 3's clock after R1, M, N
+            const run_report r = mach.run([&](node& me) {
+                if (me.id() == 1) {
+                    me.send_routed(3, std::vector<int>(4, 1)); // R1
+                    me.send_routed(3, std::vector<int>{11});   // M
+                    me.send(0, std::vector<int>{12});
+                }
+                if (me.id() == 0) {
+                    me.send_routed(2, std::vector<int>(9, 0)); // R0
+                    CHECK(me.recv<int>(0) == std::vector<int>{12});
+                    CHECK(me.clock() == 2);
+                    me.send_routed(3, std::vector<int>(4, 10)); // N
+                }
+                if (me.id() == 2) {
+                    CHECK(me.recv_routed<int>(0) == std::vector<int>(9, 0));
+                    CHECK(me.clock() == 10);
+                }
+                if (me.id() == 3) {
+                    CHECK(me.recv_routed<int>(1) == std::vector<int>(4, 1));
+                    at3[0] = me.clock();
+                    CHECK(me.recv_routed<int>(1) == std::vector<int>{11});
+                    at3[1] = me.clock();
+                    CHECK(me.recv_routed<int>(0) == std::vector<int>(4, 10));
+                    at3[2] = me.clock(); // N arrived at 10
+                }
+            });
+            CHECK(at3[0] == 5);
+            CHECK(at3[1] == 12);
+            CHECK(at3[2] == 12);
+            CHECK(r.congestion.size() == 2);
+            if (r.congestion.size() != 2) break;
+            CHECK(r.congestion[0].source == 0); // N on 1->3: wanted 2, granted 5
+            CHECK(r.congestion[0].from == 1);
+            CHECK(r.congestion[0].dim == 1);
+            CHECK(r.congestion[0].wanted == 2);
+            CHECK(r.congestion[0].granted == 5);
+            CHECK(r.congestion[1].source == 1); // M on 1->3: wanted 5, granted 10
+            CHECK(r.congestion[1].wanted == 5);
+            CHECK(r.congestion[1].granted == 10);
+        }
+    }
+}
+
 TEST_CASE("a routed message waits for nodes that could still send earlier, then is placed") {
     // Node 1 waits on a direct message that node 3 sends only after its routed
     // message from node 0 arrives: node 1's bound (its clock 0) stays below the
