@@ -65,6 +65,36 @@ TEST_CASE("allreduce d-cycles: serial fold, exact cost for a commutative operato
     }
 }
 
+TEST_CASE("allreduce d-cycles: virtual times worked by hand, p or d not dividing the blocks") {
+    // Mathur & Johnsson 4.2 as Grama et al.'s Eq. 4.14: p - 1 steps to reduce,
+    // p - 1 to gather, each moving the longest of the d parts of a block of
+    // B = ceil(n/p): 2 (p-1)(t_s + t_w ceil(B/d)), t_s = 5, t_w = 2.
+    struct worked {
+        int d;
+        std::size_t n;
+        double time;
+    } const cases[] = {
+        {1, 3, 18},    // B = 2, parts of 2:  2 * 1 * (5 + 2 * 2)
+        {2, 1, 42},    // B = 1, parts of 1:  2 * 3 * (5 + 2 * 1), three blocks empty
+        {2, 9, 54},    // B = 3, parts of 2:  2 * 3 * (5 + 2 * 2), last block 0
+        {3, 27, 126},  // B = 4, parts of 2:  2 * 7 * (5 + 2 * 2), last block 0
+        {3, 48, 126},  // B = 6, parts of 2:  2 * 7 * (5 + 2 * 2), p and d divide
+        {3, 50, 154},  // B = 7, parts of 3:  2 * 7 * (5 + 2 * 3), last block 1
+        {4, 33, 210},  // B = 3, parts of 1:  2 * 15 * (5 + 2 * 1), last block 0
+        {4, 160, 330}, // B = 10, parts of 3: 2 * 15 * (5 + 2 * 3)
+    };
+    for (const worked& w : cases) {
+        CAPTURE(w.d);
+        CAPTURE(w.n);
+        machine mc(test::cfg(w.d, port_model::all_port, t_s, t_w));
+        const run_report r = mc.run([&](node& me) {
+            std::vector<std::int64_t> v(w.n, me.id());
+            allreduce_d_cycles(me, v, std::plus<>{});
+        });
+        CHECK(r.virtual_time == w.time);
+    }
+}
+
 // m not a multiple of p leaves blocks short or empty, so some links only send
 // or only receive in a step; on unbuffered links such one-sided links once
 // formed cycles of blocking sends (a deadlock at d = 3, m = 27).
