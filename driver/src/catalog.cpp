@@ -392,6 +392,10 @@ const algorithm_entry& resolve_algorithm(const run_params& p) {
                       "): " + c.unfit_reasons(p));
 }
 
+// Runs whose data (estimated_data) stays within this many elements also run
+// run_ordered: 16 MiB of matrices, well within what the run itself needed.
+constexpr double ordered_check_elements = 1 << 20;
+
 run_outcome run_algorithm(run_params p) {
     check_dim(p);
     const algorithm_entry* e = &resolve_algorithm(p);
@@ -426,6 +430,12 @@ run_outcome run_algorithm(run_params p) {
     c.digest = true; // the report's fingerprint covers what every node received
     machine m(c);
     run_outcome o = e->run(m, p);
+    // Every rank runs it (a collective), whatever its own verdict was.
+    if (e->run_ordered && estimated_data(*e, p).elements <= ordered_check_elements)
+        if (const std::string mismatch = e->run_ordered(m, p); !mismatch.empty() && o.verified) {
+            o.verified = false;
+            o.note = "with the 2x2 matrix product, which does not commute: " + mismatch;
+        }
     if (m.cfg().executor == executor_kind::fibers) o.workers = m.cfg().workers;
     o.rank = m.rank();
     const bool everywhere = m.on_every_rank(o.verified); // over MPI each rank checked its nodes

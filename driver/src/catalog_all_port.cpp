@@ -44,6 +44,7 @@ algorithm_entry entry(std::span<const algorithm_record> records, std::string_vie
     e.source = std::string(r->source);
     e.formula = std::string(r->formula);
     const algorithm_record* rec = &*r;
+    e.record = rec;
     e.unfit = [rec](const run_params& p) { return unfit(*rec, shape_of(p)); };
     e.formula_time = [rec](const run_params& p) { return rec->cost(shape_of(p)); };
     e.run = [rec, runner](machine& mc, const run_params& p) {
@@ -54,45 +55,32 @@ algorithm_entry entry(std::span<const algorithm_record> records, std::string_vie
     return e;
 }
 
-template <class T>
-std::vector<T> blocks_of_all(int nodes, std::size_t m) {
-    std::vector<T> all;
-    for (int i = 0; i < nodes; ++i)
-        for (std::size_t j = 0; j < m; ++j)
-            all.push_back(input_value<T>(i, j));
-    return all;
-}
-
-template <class T>
-std::vector<T> sum_of_inputs(int nodes, std::size_t m) {
-    std::vector<T> want(m, T(0));
-    for (int i = 0; i < nodes; ++i)
-        for (std::size_t j = 0; j < m; ++j)
-            want[j] += input_value<T>(i, j);
-    return want;
-}
-
 template <broadcast_algo A>
 constexpr auto broadcast_runner = []<class T>(machine& mc, const run_params& p, double f) {
-    const std::vector<T> want = input_vector<T>(p.root, p.words);
+    const inputs<T> in(p.words);
+    const std::vector<T> want = in.block(std::uint64_t(p.root));
     return run_verified<T>(
-        mc, f, [&](int i) { return input_vector<T>(i, p.words); },
+        mc, f, [&](int i) { return in.block(std::uint64_t(i)); },
         [&](node& me, std::vector<T>& v) { broadcast(me, std::span(v), p.root, A); },
         [&](int) { return std::optional(want); });
 };
 
 template <reduce_algo A>
 constexpr auto reduce_runner = []<class T>(machine& mc, const run_params& p, double f) {
-    const std::vector<T> want = sum_of_inputs<T>(mc.size(), p.words);
+    const inputs<T> in(p.words, std::uint64_t(mc.size()));
+    const std::vector<T> want = in.fold(0, mc.size(), 0, p.words);
     return run_verified<T>(
-        mc, f, [&](int i) { return input_vector<T>(i, p.words); },
-        [&](node& me, std::vector<T>& v) { reduce(me, std::span(v), p.root, std::plus<>{}, A); },
+        mc, f, [&](int i) { return in.block(std::uint64_t(i)); },
+        [&](node& me, std::vector<T>& v) {
+            reduce(me, std::span(v), p.root, reduction_op<T>{}, A);
+        },
         [&](int i) { return i == p.root ? std::optional(want) : std::nullopt; });
 };
 
 constexpr auto scatter_runner = []<class T>(machine& mc, const run_params& p, double f) {
     const std::size_t m = p.words;
-    const std::vector<T> all = blocks_of_all<T>(mc.size(), m);
+    const inputs<T> in(m);
+    const std::vector<T> all = in.blocks(std::uint64_t(mc.size()));
     return run_verified<T>(
         mc, f, [&](int i) { return i == p.root ? all : std::vector<T>{}; },
         [&](node& me, std::vector<T>& v) {
@@ -101,13 +89,14 @@ constexpr auto scatter_runner = []<class T>(machine& mc, const run_params& p, do
                     scatter_algo::rotated_trees);
             v = std::move(mine);
         },
-        [&](int i) { return std::optional(input_vector<T>(i, m)); });
+        [&](int i) { return std::optional(in.block(std::uint64_t(i))); });
 };
 
 constexpr auto gather_runner = []<class T>(machine& mc, const run_params& p, double f) {
-    const std::vector<T> all = blocks_of_all<T>(mc.size(), p.words);
+    const inputs<T> in(p.words);
+    const std::vector<T> all = in.blocks(std::uint64_t(mc.size()));
     return run_verified<T>(
-        mc, f, [&](int i) { return input_vector<T>(i, p.words); },
+        mc, f, [&](int i) { return in.block(std::uint64_t(i)); },
         [&](node& me, std::vector<T>& v) {
             std::vector<T> out(me.id() == p.root ? all.size() : 0);
             gather(me, std::span<const T>(v), std::span(out), p.root, gather_algo::rotated_trees);
@@ -116,11 +105,11 @@ constexpr auto gather_runner = []<class T>(machine& mc, const run_params& p, dou
         [&](int i) { return i == p.root ? std::optional(all) : std::nullopt; });
 };
 
-// Node i sends input_value(i * p + j, k) as element k of block j.
+// Node i sends block i * p + j of the run's inputs to node j.
 constexpr auto alltoall_runner = []<class T>(machine& mc, const run_params& p, double f) {
     const std::size_t n = std::size_t(mc.size()), m = p.words;
-    const auto element = [n](std::size_t from, std::size_t to, std::size_t k) {
-        return input_value<T>(int(from * n + to), k);
+    const auto element = [n, in = inputs<T>(m)](std::size_t from, std::size_t to, std::size_t k) {
+        return in(from * n + to, k);
     };
     return run_verified<T>(
         mc, f,
@@ -144,11 +133,12 @@ constexpr auto alltoall_runner = []<class T>(machine& mc, const run_params& p, d
 };
 
 constexpr auto allreduce_runner = []<class T>(machine& mc, const run_params& p, double f) {
-    const std::vector<T> want = sum_of_inputs<T>(mc.size(), p.words);
+    const inputs<T> in(p.words, std::uint64_t(mc.size()));
+    const std::vector<T> want = in.fold(0, mc.size(), 0, p.words);
     return run_verified<T>(
-        mc, f, [&](int i) { return input_vector<T>(i, p.words); },
+        mc, f, [&](int i) { return in.block(std::uint64_t(i)); },
         [&](node& me, std::vector<T>& v) {
-            allreduce(me, std::span(v), std::plus<>{}, allreduce_algo::d_cycles);
+            allreduce(me, std::span(v), reduction_op<T>{}, allreduce_algo::d_cycles);
         },
         [&](int) { return std::optional(want); });
 };
@@ -159,13 +149,15 @@ void register_all_port(catalog& c) {
     using enum broadcast_algo;
     c.add(entry(broadcast_records, "rotated-trees", broadcast_runner<rotated_trees>));
     c.add(entry(broadcast_records, "edge-disjoint-trees", broadcast_runner<edge_disjoint_trees>));
-    c.add(entry(reduce_records, "rotated-trees", reduce_runner<reduce_algo::rotated_trees>));
-    c.add(entry(reduce_records, "edge-disjoint-trees",
-                reduce_runner<reduce_algo::edge_disjoint_trees>));
+    c.add(ordered(entry(reduce_records, "rotated-trees", reduce_runner<reduce_algo::rotated_trees>),
+                  reduce_runner<reduce_algo::rotated_trees>));
+    c.add(ordered(entry(reduce_records, "edge-disjoint-trees",
+                        reduce_runner<reduce_algo::edge_disjoint_trees>),
+                  reduce_runner<reduce_algo::edge_disjoint_trees>));
     c.add(entry(scatter_records, "rotated-trees", scatter_runner));
     c.add(entry(gather_records, "rotated-trees", gather_runner));
     c.add(entry(alltoall_records, "all-port", alltoall_runner));
-    c.add(entry(allreduce_records, "d-cycles", allreduce_runner));
+    c.add(ordered(entry(allreduce_records, "d-cycles", allreduce_runner), allreduce_runner));
 }
 
 } // namespace hcube::detail

@@ -20,23 +20,21 @@ namespace hs = aspc_schedule;
 
 // --- ASPC ----------------------------------------------------------------------
 
-// Block j of logical node i: w values that name (i, j, k).
-template <class T>
-T aspc_value(node_id i, int j, std::size_t w, std::size_t k) {
-    return input_value<T>(int(i), std::size_t(j) * w + k);
-}
-
 run_outcome run_aspc(machine& m, const run_params& p, const algorithm_record& rec) {
     return with_elem_type(p.type, [&]<class T>() {
         const int n = p.dim;
         const std::size_t P = std::size_t(1) << n, w = p.words, nw = std::size_t(n) * w;
         std::vector<T> plus(P * nw), minus(P * nw); // by logical node
+        // Element k of block j of logical node i: every value of the run distinct.
+        const auto value = [n, in = inputs<T>(w)](node_id i, int j, std::size_t k) {
+            return in(i * std::uint64_t(n) + std::uint64_t(j), k);
+        };
         const run_report r = m.run([&](node& me) {
             const node_id i = hs::logical_of(node_id(me.id()));
             std::vector<T> in(nw);
             for (int j = 0; j < n; ++j)
                 for (std::size_t k = 0; k < w; ++k)
-                    in[j * w + k] = aspc_value<T>(i, j, w, k);
+                    in[j * w + k] = value(i, j, k);
             aspc<T>(me, in, std::span<T>(plus).subspan(i * nw, nw),
                     std::span<T>(minus).subspan(i * nw, nw));
         });
@@ -46,8 +44,8 @@ run_outcome run_aspc(machine& m, const run_params& p, const algorithm_record& re
             if (!m.is_local(int(hs::physical_of(i)))) continue; // over MPI: this rank's nodes
             for (int j = 0; j < n; ++j)
                 for (std::size_t k = 0; k < w; ++k) {
-                    want_plus[j * w + k] = aspc_value<T>((i - (node_id{1} << j)) % P, j, w, k);
-                    want_minus[j * w + k] = aspc_value<T>((i + (node_id{1} << j)) % P, j, w, k);
+                    want_plus[j * w + k] = value((i - (node_id{1} << j)) % P, j, k);
+                    want_minus[j * w + k] = value((i + (node_id{1} << j)) % P, j, k);
                 }
             const auto got = [&](std::vector<T>& v) {
                 return std::span<const T>(v).subspan(i * nw, nw);
@@ -144,10 +142,11 @@ run_outcome run_descend(machine& m, const run_params& p, descend_schedule schedu
             mismatch = "residual " + std::to_string(res) + " is not below 1e-10";
     } else {
         with_elem_type(p.type, [&]<class T>() {
-            // Prefix inputs stay below 256, so int32 sums are exact up to M = 2^23.
+            // Prefix inputs stay below 16, so int32 sums are exact up to M = 2^27.
             std::vector<T> x(M), want(M);
+            const inputs<T> in(M);
             for (std::size_t i = 0; i < M; ++i)
-                x[i] = input_value<T>(0, kernel == "prefix" ? i % 16 : i);
+                x[i] = in(0, kernel == "prefix" ? i % 16 : i);
             std::vector<T> got;
             if (kernel == "prefix") {
                 std::tie(got, report) =

@@ -58,10 +58,11 @@ run_outcome run_allgather(machine& mc, const run_params& p, cm200::allgather_alg
     const int n = mc.size();
     std::vector<std::vector<T>> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n));
     std::vector<T> want;
+    const inputs<T> values(p.words);
     for (int v = 0; v < n; ++v) {
-        in[std::size_t(v)] = input_vector<T>(v, p.words);
+        in[std::size_t(v)] = values.block(std::uint64_t(v));
         out[std::size_t(v)].resize(p.words * std::size_t(n));
-        const auto block = input_vector<T>(int(cm200::node_of_rank(node_id(v), o.order)), p.words);
+        const auto block = values.block(cm200::node_of_rank(node_id(v), o.order));
         want.insert(want.end(), block.begin(), block.end()); // block v = rank v's input
     }
     run_report r = mc.run([&](node& me) {
@@ -95,8 +96,9 @@ run_outcome run_reduce_scatter(machine& mc, const run_params& p, cm200::reduce_s
     const std::size_t m = p.words;
     std::vector<std::vector<T>> in(static_cast<std::size_t>(n)),
         out(static_cast<std::size_t>(n), std::vector<T>(m));
+    const inputs<T> values(m * std::size_t(n), std::uint64_t(n));
     for (int v = 0; v < n; ++v)
-        in[std::size_t(v)] = input_vector<T>(v, m * std::size_t(n));
+        in[std::size_t(v)] = values.block(std::uint64_t(v));
     run_report r = mc.run([&](node& me) {
         const auto i = std::size_t(me.id());
         cm200::reduce_scatter<T>(me, in[i], out[i], std::plus<>{}, a, o);

@@ -13,22 +13,6 @@
 namespace hcube::detail {
 namespace {
 
-// Element i of the block that node `from` sends to node `to` (a shift packet
-// uses to = 0): small integers, exact in every element type.
-template <class T>
-T element(std::size_t from, std::size_t to, std::size_t i) {
-    return T(std::int64_t((from * 7919 + to * 104729 + i * 31 + 1) % 1000003));
-}
-
-// The n values f(0) .. f(n - 1).
-template <class T, class F>
-std::vector<T> values(std::size_t n, F f) {
-    std::vector<T> v(n);
-    for (std::size_t i = 0; i < n; ++i)
-        v[i] = f(i);
-    return v;
-}
-
 void add_note(run_outcome& o, const std::string& s) {
     o.note += (o.note.empty() ? "" : "; ") + s;
 }
@@ -49,12 +33,18 @@ algorithm_entry alltoall_entry(const algorithm_record& r) {
             // fresh buffer costs a page fault per page here, more than the
             // exchange's copies (docs/cost-model.md).
             std::vector<std::vector<T>> results(p, std::vector<T>(row));
+            // Node `from` sends block from * p + to of the run's inputs to node to.
+            const inputs<T> in(m);
+            const auto row_of = [&](auto block_at) {
+                std::vector<T> v(row);
+                for (std::size_t k = 0; k < row; ++k)
+                    v[k] = in(block_at(k / m), k % m);
+                return v;
+            };
             run_outcome o = run_verified<T>(
                 mach, time(prm),
                 [&](int from) {
-                    return values<T>(row, [&](std::size_t k) {
-                        return element<T>(std::size_t(from), k / m, k % m);
-                    });
+                    return row_of([&](std::size_t to) { return std::size_t(from) * p + to; });
                 },
                 [&](node& me, std::vector<T>& v) {
                     std::vector<T>& out = results[std::size_t(me.id())];
@@ -62,9 +52,8 @@ algorithm_entry alltoall_entry(const algorithm_record& r) {
                     v.swap(out);
                 },
                 [&](int to) {
-                    return std::optional(values<T>(row, [&](std::size_t k) {
-                        return element<T>(k / m, std::size_t(to), k % m);
-                    }));
+                    return std::optional(
+                        row_of([&](std::size_t from) { return from * p + std::size_t(to); }));
                 });
             add_note(o, congestion_note(o.report));
             return o;
@@ -113,12 +102,9 @@ algorithm_entry shift_entry(const algorithm_record& r, std::string default_ring,
             const std::size_t m = prm.words;
             const bool gr = gray_ring(prm);
             const shift_cost c = closed_form(prm);
+            const inputs<T> in(m);
             run_outcome o = run_verified<T>(
-                mach, c.time,
-                [&](int n) {
-                    return values<T>(
-                        m, [&](std::size_t i) { return element<T>(std::size_t(n), 0, i); });
-                },
+                mach, c.time, [&](int n) { return in.block(std::uint64_t(n)); },
                 [&](node& me, std::vector<T>& v) {
                     std::vector<T> out(m);
                     circular_shift(me, std::span<const T>(v), std::span<T>(out), prm.shift, a,
@@ -129,8 +115,7 @@ algorithm_entry shift_entry(const algorithm_record& r, std::string default_ring,
                 [&](int y) {
                     const long long pos = gr ? gray_inverse(node_id(y)) : (long long)y;
                     const node_id from = shift_ring_node(prm.dim, pos - prm.shift, gr);
-                    return std::optional(
-                        values<T>(m, [&](std::size_t i) { return element<T>(from, 0, i); }));
+                    return std::optional(in.block(from));
                 });
             add_note(o, "q mod p = " + std::to_string(cost::shift_mod(prm.dim, prm.shift)) +
                             ", ring " + prm.option("ring") + "; " + c.detail + "; " +

@@ -20,38 +20,23 @@ namespace hcube::detail {
 
 namespace {
 
-// run_verified with every node's input its first n_in input values.
+// run_verified with node i's input in.block(i).
 template <class T>
-run_outcome run_checked(machine& mc, double formula_time, std::size_t n_in,
+run_outcome run_checked(machine& mc, double formula_time, const inputs<T>& in,
                         const std::function<void(node&, std::vector<T>&)>& body,
                         const std::function<std::optional<std::vector<T>>(int)>& want) {
     return run_verified<T>(
-        mc, formula_time, [n_in](int i) { return input_vector<T>(i, n_in); }, body, want);
-}
-
-// Sum over nodes first .. last - 1 of element `offset + j` of their inputs,
-// j = 0 .. n - 1: the serial reference of every reduction below.
-template <class T>
-std::vector<T> sum_of(int first, int last, std::size_t offset, std::size_t n) {
-    std::vector<T> s(n, T(0));
-    for (int k = first; k < last; ++k)
-        for (std::size_t j = 0; j < n; ++j)
-            s[j] += input_value<T>(k, offset + j);
-    return s;
+        mc, formula_time, [&](int i) { return in.block(std::uint64_t(i)); }, body, want);
 }
 
 // The runs, one overload per algorithm type (bool: inclusive scan or not):
 // run_algo<T>(machine, params, formula time, algorithm).
 template <class T>
 run_outcome run_algo(machine& mc, const run_params& p, double f, allgather_algo a) {
-    const std::size_t m = p.words;
-    std::vector<T> all;
-    for (int k = 0; k < mc.size(); ++k) {
-        const std::vector<T> b = input_vector<T>(k, m);
-        all.insert(all.end(), b.begin(), b.end());
-    }
+    const inputs<T> in(p.words);
+    const std::vector<T> all = in.blocks(std::uint64_t(mc.size()));
     return run_checked<T>(
-        mc, f, m,
+        mc, f, in,
         [&](node& me, std::vector<T>& v) {
             std::vector<T> out(all.size());
             allgather(me, std::span<const T>(v), std::span<T>(out), a);
@@ -63,38 +48,41 @@ run_outcome run_algo(machine& mc, const run_params& p, double f, allgather_algo 
 template <class T>
 run_outcome run_algo(machine& mc, const run_params& p, double f, reduce_scatter_algo a) {
     const std::size_t m = p.words;
+    const inputs<T> in(m * std::size_t(mc.size()), std::uint64_t(mc.size()));
     return run_checked<T>(
-        mc, f, m * std::size_t(mc.size()),
+        mc, f, in,
         [&](node& me, std::vector<T>& v) {
             std::vector<T> out(m);
-            reduce_scatter(me, std::span<const T>(v), std::span<T>(out), std::plus<>{}, a);
+            reduce_scatter(me, std::span<const T>(v), std::span<T>(out), reduction_op<T>{}, a);
             v = std::move(out);
         },
-        [&](int i) { return std::optional(sum_of<T>(0, mc.size(), std::size_t(i) * m, m)); });
+        [&](int i) { return std::optional(in.fold(0, mc.size(), std::size_t(i) * m, m)); });
 }
 
 template <class T>
 run_outcome run_algo(machine& mc, const run_params& p, double f, allreduce_algo a) {
-    const std::vector<T> want = sum_of<T>(0, mc.size(), 0, p.words);
+    const inputs<T> in(p.words, std::uint64_t(mc.size()));
+    const std::vector<T> want = in.fold(0, mc.size(), 0, p.words);
     return run_checked<T>(
-        mc, f, p.words,
-        [&](node& me, std::vector<T>& v) { allreduce(me, std::span<T>(v), std::plus<>{}, a); },
+        mc, f, in,
+        [&](node& me, std::vector<T>& v) { allreduce(me, std::span<T>(v), reduction_op<T>{}, a); },
         [&](int) { return std::optional(want); });
 }
 
 template <class T>
 run_outcome run_algo(machine& mc, const run_params& p, double f, bool inclusive) {
+    const inputs<T> in(p.words, std::uint64_t(mc.size()));
     return run_checked<T>(
-        mc, f, p.words,
+        mc, f, in,
         [&](node& me, std::vector<T>& v) {
             if (inclusive)
-                inclusive_scan(me, std::span<T>(v), std::plus<>{});
+                inclusive_scan(me, std::span<T>(v), reduction_op<T>{});
             else
-                exclusive_scan(me, std::span<T>(v), std::plus<>{});
+                exclusive_scan(me, std::span<T>(v), reduction_op<T>{});
         },
         [&](int i) -> std::optional<std::vector<T>> {
             if (!inclusive && i == 0) return std::nullopt; // the empty prefix: unspecified
-            return sum_of<T>(0, inclusive ? i + 1 : i, 0, p.words);
+            return in.fold(0, inclusive ? i + 1 : i, 0, p.words);
         });
 }
 
@@ -109,6 +97,13 @@ std::optional<exact_form> reduce_scatter_allgather_form(const run_params& p) {
 template <auto A>
 constexpr auto runner =
     []<class T>(machine& mc, const run_params& p, double f) { return run_algo<T>(mc, p, f, A); };
+
+// The entry of reduction algorithm A, checked with plus and, where A promises
+// node order, with the matrix product (ordered).
+template <auto A>
+algorithm_entry reduction(std::span<const algorithm_record> records) {
+    return ordered(typed_entry(record_of(records, A), runner<A>), runner<A>);
+}
 
 } // namespace
 
@@ -126,26 +121,20 @@ void register_reductions(catalog& c) {
                         4, std::string(ring_sends_first) + " (the mesh's rows and columns)"));
     c.set_auto("allgather", allgather_records);
     // words: each node's result block.
-    c.add(typed_entry(record_of(reduce_scatter_records, reduce_scatter_algo::hypercube),
-                      runner<reduce_scatter_algo::hypercube>));
-    c.add(needs_buffers(typed_entry(record_of(reduce_scatter_records, reduce_scatter_algo::ring),
-                                    runner<reduce_scatter_algo::ring>),
-                        1, std::string(ring_sends_first)));
+    c.add(reduction<reduce_scatter_algo::hypercube>(reduce_scatter_records));
+    c.add(needs_buffers(reduction<reduce_scatter_algo::ring>(reduce_scatter_records), 1,
+                        std::string(ring_sends_first)));
     c.set_auto("reduce-scatter", reduce_scatter_records);
     // words: the whole message.
-    c.add(typed_entry(record_of(allreduce_records, allreduce_algo::hypercube),
-                      runner<allreduce_algo::hypercube>));
-    algorithm_entry split =
-        typed_entry(record_of(allreduce_records, allreduce_algo::reduce_scatter_allgather),
-                    runner<allreduce_algo::reduce_scatter_allgather>);
+    c.add(reduction<allreduce_algo::hypercube>(allreduce_records));
+    algorithm_entry split = reduction<allreduce_algo::reduce_scatter_allgather>(allreduce_records);
     split.exact = reduce_scatter_allgather_form;
     c.add(std::move(split));
-    c.add(typed_entry(record_of(allreduce_records, allreduce_algo::reduce_broadcast),
-                      runner<allreduce_algo::reduce_broadcast>));
+    c.add(reduction<allreduce_algo::reduce_broadcast>(allreduce_records));
     c.set_auto("allreduce", allreduce_records);
-    c.add(typed_entry(scan_records[0], runner<true>));
+    c.add(ordered(typed_entry(scan_records[0], runner<true>), runner<true>));
     c.set_auto("scan", scan_records);
-    c.add(typed_entry(exscan_records[0], runner<false>));
+    c.add(ordered(typed_entry(exscan_records[0], runner<false>), runner<false>));
     c.set_auto("exscan", exscan_records);
 }
 

@@ -22,40 +22,30 @@ namespace {
 // params, formula time, algorithm).
 template <class T>
 run_outcome run_rooted(machine& mc, const run_params& p, double formula, broadcast_algo a) {
-    const std::vector<T> want = input_vector<T>(p.root, p.words);
+    const inputs<T> in(p.words);
+    const std::vector<T> want = in.block(std::uint64_t(p.root));
     return run_verified<T>(
-        mc, formula, [&](int i) { return input_vector<T>(i, p.words); },
+        mc, formula, [&](int i) { return in.block(std::uint64_t(i)); },
         [&](node& me, std::vector<T>& v) { broadcast(me, std::span(v), p.root, a); },
         [&](int) { return std::optional(want); });
 }
 
 template <class T>
 run_outcome run_rooted(machine& mc, const run_params& p, double formula, reduce_algo a) {
-    std::vector<T> want(p.words, T(0));
-    for (int i = 0; i < mc.size(); ++i)
-        for (std::size_t j = 0; j < p.words; ++j)
-            want[j] += input_value<T>(i, j);
+    const inputs<T> in(p.words, std::uint64_t(mc.size()));
+    const std::vector<T> want = in.fold(0, mc.size(), 0, p.words);
     return run_verified<T>(
-        mc, formula, [&](int i) { return input_vector<T>(i, p.words); },
-        [&](node& me, std::vector<T>& v) { reduce(me, std::span(v), p.root, std::plus<>{}, a); },
+        mc, formula, [&](int i) { return in.block(std::uint64_t(i)); },
+        [&](node& me, std::vector<T>& v) {
+            reduce(me, std::span(v), p.root, reduction_op<T>{}, a);
+        },
         [&](int i) { return i == p.root ? std::optional(want) : std::nullopt; });
-}
-
-// The concatenation of every node's input block: scatter's source, gather's result.
-template <class T>
-std::vector<T> all_blocks(int nodes, std::size_t m) {
-    std::vector<T> all;
-    all.reserve(std::size_t(nodes) * m);
-    for (int i = 0; i < nodes; ++i)
-        for (std::size_t j = 0; j < m; ++j)
-            all.push_back(input_value<T>(i, j));
-    return all;
 }
 
 template <class T>
 run_outcome run_scatter(machine& mc, const run_params& p, double formula) {
     const std::size_t m = p.words;
-    const std::vector<T> all = all_blocks<T>(mc.size(), m);
+    const std::vector<T> all = inputs<T>(m).blocks(std::uint64_t(mc.size()));
     return run_verified<T>(
         mc, formula, [&](int i) { return i == p.root ? all : std::vector<T>{}; },
         [&](node& me, std::vector<T>& v) {
@@ -71,9 +61,10 @@ run_outcome run_scatter(machine& mc, const run_params& p, double formula) {
 
 template <class T>
 run_outcome run_gather(machine& mc, const run_params& p, double formula) {
-    const std::vector<T> all = all_blocks<T>(mc.size(), p.words);
+    const inputs<T> in(p.words);
+    const std::vector<T> all = in.blocks(std::uint64_t(mc.size()));
     return run_verified<T>(
-        mc, formula, [&](int i) { return input_vector<T>(i, p.words); },
+        mc, formula, [&](int i) { return in.block(std::uint64_t(i)); },
         [&](node& me, std::vector<T>& v) {
             std::vector<T> out(me.id() == p.root ? all.size() : 0);
             gather(me, std::span<const T>(v), std::span(out), p.root, gather_algo::binomial);
@@ -121,12 +112,15 @@ void register_rooted(catalog& c) {
                                  rooted_runner<broadcast_algo::scatter_allgather>),
                      split_broadcast_form));
     c.set_auto("broadcast", broadcast_records);
-    c.add(typed_entry(record_of(reduce_records, reduce_algo::binomial),
-                      rooted_runner<reduce_algo::binomial>));
-    c.add(with_exact(typed_entry(record_of(reduce_records, reduce_algo::reduce_scatter_gather),
-                                 rooted_runner<reduce_algo::reduce_scatter_gather>,
-                                 split_reduce_time),
-                     split_reduce_form));
+    c.add(ordered(typed_entry(record_of(reduce_records, reduce_algo::binomial),
+                              rooted_runner<reduce_algo::binomial>),
+                  rooted_runner<reduce_algo::binomial>));
+    c.add(ordered(
+        with_exact(typed_entry(record_of(reduce_records, reduce_algo::reduce_scatter_gather),
+                               rooted_runner<reduce_algo::reduce_scatter_gather>,
+                               split_reduce_time),
+                   split_reduce_form),
+        rooted_runner<reduce_algo::reduce_scatter_gather>));
     c.set_auto("reduce", reduce_records);
     c.add(typed_entry(scatter_records[0], []<class T>(machine& mc, const run_params& p, double f) {
         return run_scatter<T>(mc, p, f);

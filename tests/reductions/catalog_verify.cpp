@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <hcube/catalog.hpp>
@@ -28,11 +29,11 @@ using detail::first_mismatch;
 
 namespace {
 
-// Element i of node k's catalog input, written out: (131 k + 17 i) mod 1021.
-// On 4 nodes element 0 is 0, 131, 262, 393 (sum 786) and element 1 is 17, 148,
-// 279, 410 (sum 854).
-constexpr int p4_sum[] = {786, 854};
-constexpr int p4_max[] = {393, 410};
+// Element i of node k's catalog input of 2 elements, written out: 2 k + i.
+// On 4 nodes element 0 is 0, 2, 4, 6 (sum 12) and element 1 is 1, 3, 5, 7
+// (sum 16).
+constexpr int p4_sum[] = {12, 16};
+constexpr int p4_max[] = {6, 7};
 
 struct max_op {
     template <class T>
@@ -45,34 +46,39 @@ struct max_op {
 // against the sum on every node.
 template <class T, class Op>
 run_outcome allreduce_verified(machine& mc, std::size_t m, Op op) {
-    std::vector<T> sum(m, T(0));
-    for (int k = 0; k < mc.size(); ++k)
-        for (std::size_t i = 0; i < m; ++i)
-            sum[i] += detail::input_value<T>(k, i);
+    const detail::inputs<T> in(m, std::uint64_t(mc.size()));
+    const std::vector<T> sum = in.fold(0, mc.size(), 0, m);
     return detail::run_verified<T>(
-        mc, 0, [&](int k) { return detail::input_vector<T>(k, m); },
+        mc, 0, [&](int k) { return in.block(std::uint64_t(k)); },
         [&](node& me, std::vector<T>& v) { allreduce(me, std::span(v), op); },
         [&](int) { return std::optional(sum); });
 }
 
+// The matrix product with its operands swapped: x y gives y x.
+struct swapped_product {
+    test::mat2 operator()(const test::mat2& x, const test::mat2& y) const {
+        return test::mat2_product{}(y, x);
+    }
+};
+
 // A catalog entry made the way the rooted entries are (typed_entry +
-// run_verified): a reduction to p.root checked against the sum, computed with
-// `Op` (std::plus: right; max_op: wrong on purpose).
-template <class Op>
+// run_verified, ordered): a reduction to p.root checked against the serial
+// fold, computed with `Op` (std::plus: right; max_op: wrong on purpose) and on
+// matrices with `MatOp` (swapped_product: wrong on purpose).
+template <class Op, class MatOp = test::mat2_product>
 algorithm_entry reduce_entry() {
     const auto runner = []<class T>(machine& mc, const run_params& p, double formula) {
-        std::vector<T> sum(p.words, T(0));
-        for (int k = 0; k < mc.size(); ++k)
-            for (std::size_t i = 0; i < p.words; ++i)
-                sum[i] += detail::input_value<T>(k, i);
+        using O = std::conditional_t<std::is_same_v<T, test::mat2>, MatOp, Op>;
+        const detail::inputs<T> in(p.words, std::uint64_t(mc.size()));
+        const std::vector<T> sum = in.fold(0, mc.size(), 0, p.words);
         return detail::run_verified<T>(
-            mc, formula, [&](int k) { return detail::input_vector<T>(k, p.words); },
-            [&](node& me, std::vector<T>& v) { reduce(me, std::span(v), p.root, Op{}); },
+            mc, formula, [&](int k) { return in.block(std::uint64_t(k)); },
+            [&](node& me, std::vector<T>& v) { reduce(me, std::span(v), p.root, O{}); },
             [&](int k) { return k == p.root ? std::optional(sum) : std::nullopt; });
     };
     static constexpr algorithm_record record{
         "reduce", "test", 0, "test", "0", [](const call_shape&) { return 0.0; }};
-    return detail::typed_entry(record, runner);
+    return detail::ordered(detail::typed_entry(record, runner), runner);
 }
 
 } // namespace
@@ -104,7 +110,7 @@ TEST_CASE("run_verified: a wrong operator is not verified, the first wrong node 
     const run_outcome right = allreduce_verified<std::int32_t>(mc, 2, std::plus<>{});
     CHECK(right.verified);
     CHECK(right.note == "");
-    // max instead of plus: every node holds 393 where 786 was expected.
+    // max instead of plus: every node holds 6 where 12 was expected.
     const run_outcome wrong = allreduce_verified<std::int32_t>(mc, 2, max_op{});
     CHECK_FALSE(wrong.verified);
     CHECK(wrong.note == "node 0, element 0: got " + std::to_string(p4_max[0]) + ", expected " +
@@ -113,12 +119,13 @@ TEST_CASE("run_verified: a wrong operator is not verified, the first wrong node 
 
 TEST_CASE("run_verified: a result of the wrong length on one node is not verified") {
     machine mc(test::cfg(2));
+    const detail::inputs<std::int64_t> in(2);
     const run_outcome o = detail::run_verified<std::int64_t>(
-        mc, 0, [](int k) { return detail::input_vector<std::int64_t>(k, 2); },
+        mc, 0, [&](int k) { return in.block(std::uint64_t(k)); },
         [](node& me, std::vector<std::int64_t>& v) {
             if (me.id() == 1) v.pop_back();
         },
-        [](int k) { return std::optional(detail::input_vector<std::int64_t>(k, 2)); });
+        [&](int k) { return std::optional(in.block(std::uint64_t(k))); });
     CHECK_FALSE(o.verified);
     CHECK(o.note == "node 1: got 1 elements, expected 2");
 }
@@ -146,4 +153,40 @@ TEST_CASE("a catalog entry whose driver reduces with the wrong operator is not v
             CHECK(o.note == "node 2, element 0: got " + std::to_string(p4_max[0]) + ", expected " +
                                 std::to_string(p4_sum[0]));
         }
+}
+
+TEST_CASE("run_ordered: a reduction that swaps its operands is caught by the matrix product") {
+    run_params p;
+    p.op = "reduce";
+    p.dim = 2;
+    p.words = 2;
+    p.root = 2;
+    machine mc(machine_config(p));
+    const algorithm_entry right = reduce_entry<std::plus<>>();
+    const algorithm_entry wrong = reduce_entry<std::plus<>, swapped_product>();
+    REQUIRE(right.run_ordered);
+    CHECK(right.run_ordered(mc, p) == "");
+    CHECK(wrong.run(mc, p).verified); // plus cannot tell
+    // Element 0 of node k is [k+2 k+1; 1 1]: in node order the four multiply to
+    // [191 158; 110 91], swapped to [249 158; 52 33].
+    CHECK(wrong.run_ordered(mc, p) ==
+          "node 2, element 0: got [249 158; 52 33], expected [191 158; 110 91]");
+}
+
+TEST_CASE("the catalog checks node order with the matrix product where the algorithm promises it") {
+    // Algorithms that combine partials of ids that are not consecutive (the
+    // all-port trees, allreduce d-cycles) take only commutative operators; the
+    // CM-200 reduce-scatters are checked with the matrix product in tests/cm200.
+    int ordered = 0;
+    for (const algorithm_entry& e : builtin_catalog().entries()) {
+        CAPTURE(e.op);
+        CAPTURE(e.algo);
+        const bool reduction = e.op == "reduce" || e.op == "allreduce" ||
+                               e.op == "reduce-scatter" || e.op == "scan" || e.op == "exscan";
+        const bool commutative_only = e.record && e.record->needs.commutative_op;
+        const bool cm200 = e.op == "reduce-scatter" && e.algo != "hypercube" && e.algo != "ring";
+        CHECK(bool(e.run_ordered) == (reduction && !commutative_only && !cm200));
+        ordered += bool(e.run_ordered);
+    }
+    CHECK(ordered == 9);
 }

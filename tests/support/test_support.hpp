@@ -1,5 +1,6 @@
 // Shared by every suite: a non-commutative associative operator (2x2 integer
-// matrix product), a struct element type, and deterministic inputs.
+// matrix product, the catalog's), a struct element type, and deterministic
+// inputs.
 #pragma once
 
 #include <array>
@@ -7,8 +8,12 @@
 #include <cstdint>
 #include <ostream>
 #include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
 #include <vector>
 
+#include <hcube/driver/dispatch.hpp>
 #include <hcube/error.hpp>
 #include <hcube/machine.hpp>
 
@@ -29,32 +34,10 @@ inline std::vector<blocked_wait> waits_when_all_receive(machine& m) {
     return {};
 }
 
-// 2x2 matrices over the integers modulo 2^32: associative, not commutative.
-struct mat2 {
-    std::uint32_t a = 1, b = 0, c = 0, d = 1;
-    friend bool operator==(const mat2&, const mat2&) = default;
-    friend std::ostream& operator<<(std::ostream& os, const mat2& m) {
-        return os << "[" << m.a << " " << m.b << "; " << m.c << " " << m.d << "]";
-    }
-};
-
-struct mat2_product {
-    mat2 operator()(const mat2& x, const mat2& y) const noexcept {
-        return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
-                x.c * y.b + x.d * y.d};
-    }
-};
-
-// A distinct, non-trivial matrix for (node, index): U^a L^b with the shears
-// U = [1 1; 0 1], L = [1 0; 1 1], a = node + 1, b = i + 1, i.e. [1+ab a; b 1].
-// Its determinant is 1, so every product of inputs is invertible mod 2^32 and
-// never zero, and products in different orders stay different on every cube
-// the suites run (tests/reductions/misordered.cpp). Matrices with even
-// determinants, which these replaced, multiplied to the zero matrix at p = 128.
-inline mat2 mat2_for(int node, std::size_t i) {
-    const auto a = std::uint32_t(node) + 1, b = std::uint32_t(i) + 1;
-    return {1 + a * b, a, b, 1};
-}
+// The catalog's non-commutative test data (hcube/driver/dispatch.hpp).
+using detail::mat2;
+using detail::mat2_for;
+using detail::mat2_product;
 
 // The binary-reflected Gray code G and its inverse (prefix XOR of the bits),
 // written out so that expectations need not use lib/topology.hpp's.
@@ -78,13 +61,21 @@ struct point {
     }
 };
 
-// Deterministic value for element i of node `node`, in any arithmetic type.
+// Deterministic value for element i of node `node`, in any arithmetic type:
+// node * 2^15 + i, distinct for every (node, element) a suite uses, so an
+// element in the wrong place shows. Sums over 256 nodes stay below 2^31
+// (exact in int32 and double); an index of 2^15 or more throws.
+inline constexpr std::size_t value_stride = std::size_t{1} << 15;
 template <class T>
 T value_for(int node, std::size_t i) {
+    if (i >= value_stride)
+        throw std::out_of_range("value_for: element " + std::to_string(i) + " of node " +
+                                std::to_string(node) + " is not below 2^15");
+    const std::int64_t v = std::int64_t(node) * std::int64_t(value_stride) + std::int64_t(i);
     if constexpr (std::is_same_v<T, point>)
-        return {node * 1000 + int(i), double(i) / 4 + node};
+        return {std::int32_t(v), double(i) / 4 + node};
     else
-        return T(node * 1000 + std::int64_t(i % 997));
+        return T(v);
 }
 
 // Every node exchanges its id with each neighbour in turn; returns the run's

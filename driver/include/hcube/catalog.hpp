@@ -121,6 +121,10 @@ struct algorithm_entry {
     std::function<double(const run_params&)> formula_time;
     // Runs once on `m`, whose config matches the parameters (see make_machine).
     std::function<run_outcome(machine&, const run_params&)> run;
+    // Empty, or for a reduction whose algorithm combines in node order with any
+    // associative operator: runs again with 2x2 matrices and their product,
+    // which does not commute, and returns the first mismatch ("" if none).
+    std::function<std::string(machine&, const run_params&)> run_ordered;
     // Empty, or nullopt, when `formula` evaluates to formula_time exactly.
     std::function<std::optional<exact_form>(const run_params&)> exact;
     // Why the algorithm deadlocks with link_capacity 0 (synchronous sends)

@@ -4,13 +4,17 @@
 // whose run() does all of that.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
+#include <ostream>
 #include <span>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -33,22 +37,100 @@ decltype(auto) with_elem_type(elem_type t, F&& f) {
     throw usage_error("unknown element type");
 }
 
-// Element i of node `node`'s input: small integers, so sums over 2^16 nodes fit
-// in int32 and are exact in double whatever the order of the additions, yet
-// varied enough that a block in the wrong place shows.
-template <class T>
-T input_value(int node, std::size_t i) {
-    return T((std::uint64_t(node) * 131 + i * 17) % 1021);
+// 2x2 matrices over the integers modulo 2^32 and their product: associative,
+// not commutative, so a reduction that combines out of node order shows.
+struct mat2 {
+    std::uint32_t a = 1, b = 0, c = 0, d = 1;
+    friend bool operator==(const mat2&, const mat2&) = default;
+    friend std::ostream& operator<<(std::ostream& os, const mat2& m) {
+        return os << "[" << m.a << " " << m.b << "; " << m.c << " " << m.d << "]";
+    }
+};
+
+struct mat2_product {
+    mat2 operator()(const mat2& x, const mat2& y) const noexcept {
+        return {x.a * y.a + x.b * y.c, x.a * y.b + x.b * y.d, x.c * y.a + x.d * y.c,
+                x.c * y.b + x.d * y.d};
+    }
+};
+
+// A distinct, non-trivial matrix for (node, index): U^a L^b with the shears
+// U = [1 1; 0 1], L = [1 0; 1 1], a = node + 1, b = i + 1, i.e. [1+ab a; b 1].
+// Its determinant is 1, so every product of inputs is invertible mod 2^32 and
+// never zero, and products in different orders stay different on every cube
+// the suites run (tests/reductions/misordered.cpp). Matrices with even
+// determinants multiply to the zero matrix at p = 128.
+inline mat2 mat2_for(int node, std::size_t i) {
+    const auto a = std::uint32_t(node) + 1, b = std::uint32_t(i) + 1;
+    return {1 + a * b, a, b, 1};
 }
 
-// Node `node`'s first n input values.
+// The operator the catalog reduces T with: plus, or for mat2 the product.
 template <class T>
-std::vector<T> input_vector(int node, std::size_t n) {
-    std::vector<T> v(n);
-    for (std::size_t i = 0; i < n; ++i)
-        v[i] = input_value<T>(node, i);
-    return v;
-}
+using reduction_op = std::conditional_t<std::is_same_v<T, mat2>, mat2_product, std::plus<>>;
+
+// Below this bound T holds every integer and sums of them exactly: 2^31 - 1
+// for int32, 2^63 - 1 for int64, 2^53 for float64.
+template <class T>
+constexpr std::uint64_t exact_integers =
+    std::is_floating_point_v<T> ? std::uint64_t{1} << std::numeric_limits<T>::digits
+                                : std::uint64_t(std::numeric_limits<T>::max());
+
+// A run's deterministic inputs in blocks of n elements (a node's input, or one
+// of its blocks): element i of block b is b n + i (mat2_for(b, i) for mat2),
+// so no two elements of a run are equal and one in the wrong place shows. The values wrap at
+// exact_integers<T> / summed, so a sum of `summed` of them stays exact in T
+// whatever the order of the additions; they stay distinct while blocks * n *
+// summed does not reach exact_integers<T> (int32: 256 nodes summing inputs of
+// 32768 elements).
+template <class T>
+class inputs {
+public:
+    explicit inputs(std::size_t n, std::uint64_t summed = 1)
+        : n_(n) {
+        if constexpr (!std::is_same_v<T, mat2>)
+            wrap_ = exact_integers<T> / std::max<std::uint64_t>(summed, 1);
+    }
+
+    T operator()(std::uint64_t b, std::size_t i) const {
+        if constexpr (std::is_same_v<T, mat2>)
+            return mat2_for(int(b), i);
+        else
+            return T((b * n_ + i) % wrap_);
+    }
+
+    // Block b's n values.
+    std::vector<T> block(std::uint64_t b) const {
+        std::vector<T> v(n_);
+        for (std::size_t i = 0; i < n_; ++i)
+            v[i] = (*this)(b, i);
+        return v;
+    }
+
+    // Blocks 0 .. count - 1, one after another.
+    std::vector<T> blocks(std::uint64_t count) const {
+        std::vector<T> all;
+        all.reserve(count * n_);
+        for (std::uint64_t b = 0; b < count; ++b)
+            for (std::size_t i = 0; i < n_; ++i)
+                all.push_back((*this)(b, i));
+        return all;
+    }
+
+    // Elements offset .. offset + len - 1 combined with reduction_op<T> over
+    // blocks first .. last - 1 in order: the serial reference of a reduction.
+    std::vector<T> fold(int first, int last, std::size_t offset, std::size_t len) const {
+        std::vector<T> s(len, T{}); // 0, or the identity matrix
+        for (int b = first; b < last; ++b)
+            for (std::size_t j = 0; j < len; ++j)
+                s[j] = reduction_op<T>{}(s[j], (*this)(std::uint64_t(b), offset + j));
+        return s;
+    }
+
+private:
+    std::size_t n_;
+    std::uint64_t wrap_ = 1;
+};
 
 // "" when got == want, else where they first differ, e.g.
 // "node 3, element 5: got 7, expected 9".
@@ -113,6 +195,18 @@ algorithm_entry typed_entry(const algorithm_record& r, Runner runner,
         if (port_policy_of(p.ports).several_links_at_once() && o.note.empty())
             o.note = "the formula assumes single-port";
         return o;
+    };
+    return e;
+}
+
+// e with run_ordered running runner.template operator()<mat2>, when e's record
+// promises node order for any associative operator (no needs.commutative_op).
+template <class Runner>
+algorithm_entry ordered(algorithm_entry e, Runner runner) {
+    if (e.record && e.record->needs.commutative_op) return e;
+    e.run_ordered = [runner](machine& mc, const run_params& p) {
+        const run_outcome o = runner.template operator()<mat2>(mc, p, 0.0);
+        return o.verified ? std::string() : o.note;
     };
     return e;
 }
