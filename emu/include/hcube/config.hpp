@@ -51,7 +51,6 @@ struct port_policy {
     constexpr int send_ports(int dim) const noexcept {
         return port_per_link ? std::max(dim, 1) : 1;
     }
-    constexpr int recv_ports(int dim) const noexcept { return send_ports(dim); }
     // The send (and receive) port that link k uses.
     constexpr std::size_t port_of(int k) const noexcept {
         return port_per_link ? std::size_t(k) : 0;
