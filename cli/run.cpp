@@ -77,17 +77,19 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"ranks", r.ranks},
         {"rank_wall_seconds", r.rank_wall_seconds},
     };
-    if (r.executor == executor_kind::fibers) j["workers"] = o.workers;
+    if (!executor_policy_of(r.executor).thread_per_node) j["workers"] = o.workers;
     return j;
 }
 
 // "threads (one OS thread per node)" or "fibers on 2 worker threads, 256 KiB
 // stacks".
 std::string executor_text(const run_params& p, const run_outcome& o) {
-    if (o.report.executor == executor_kind::threads) return "threads (one OS thread per node)";
+    const std::string_view name = to_string(o.report.executor);
+    if (executor_policy_of(o.report.executor).thread_per_node)
+        return fmt::format("{} (one OS thread per node)", name);
     const std::size_t stack = p.stack_bytes ? p.stack_bytes : default_stack_bytes;
     return fmt::format(
-        "fibers on {} worker thread{}, {} stacks", o.workers, o.workers == 1 ? "" : "s",
+        "{} on {} worker thread{}, {} stacks", name, o.workers, o.workers == 1 ? "" : "s",
         stack % 1024 ? fmt::format("{}-byte", stack) : fmt::format("{} KiB", stack >> 10));
 }
 
