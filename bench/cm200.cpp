@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
 #include <hcube/cost/cm200.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 
 #include <hcube/driver/microbench.hpp>
 

@@ -54,7 +54,7 @@
 
 #include <boost/lockfree/spsc_queue.hpp>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/collectives/allreduce.hpp>
 #include <hcube/driver/microbench.hpp>
 #include <hcube/machine.hpp>

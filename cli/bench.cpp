@@ -11,16 +11,16 @@
 
 #include <fmt/format.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/driver/collective_bench.hpp>
 #include <hcube/driver/microbench.hpp>
 #include <hcube/error.hpp>
+#include <hcube/plot.hpp>
 
 #include "commands.hpp"
 #include "options.hpp"
 #include "output.hpp"
-#include "plot.hpp"
 
 namespace hcube::cli {
 

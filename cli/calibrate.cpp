@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/driver/calibration.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/driver/collective_bench.hpp>
 #include <hcube/error.hpp>
 

@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/config.hpp>
 #include <hcube/driver/calibration.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/error.hpp>
 #include <hcube/system.hpp>
 #include <hcube/topology.hpp>

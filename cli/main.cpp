@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/error.hpp>
 #include <hcube/machine.hpp>
 

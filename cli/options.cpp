@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 
 namespace hcube::cli {
 

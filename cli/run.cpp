@@ -16,10 +16,10 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/draw.hpp>
 #include <hcube/driver/calibration.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/error.hpp>
 
 #include "commands.hpp"

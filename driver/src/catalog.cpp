@@ -1,4 +1,4 @@
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <algorithm>
 #include <cmath>

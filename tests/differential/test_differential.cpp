@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/hcube.hpp>
 
 #include "sanitizers.hpp"

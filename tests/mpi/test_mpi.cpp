@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/error.hpp>
 #include <hcube/machine.hpp>
 

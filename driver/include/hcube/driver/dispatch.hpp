@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
 namespace hcube::detail {
