@@ -24,13 +24,16 @@
 //                  < 2 GiB; all-link exchange bandwidth with fibers >= 80% of memcpy
 //   run overhead   empty run() for d = 0..12 vs one wake-up of every thread (<= 2x)
 //   routed         a routed message after 10^6 others vs the first 10^3 (<= 3x)
+//   master-worker  d = 10, a task's wall time with recv_any (choosing by virtual
+//                  time) beside the same messages taken in turn with recv
 //
 // Output: CSV (metric,d,value,unit,limit,verdict) on stdout, or to --csv FILE
 // with a readable table on stdout. --quick shortens every measurement; --only
 // measures some groups of rows (ping-pong, bandwidth, pattern, allreduce,
-// empty-run, big-cube, overhead, routed).
+// empty-run, big-cube, overhead, routed, master-worker).
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -403,6 +406,37 @@ std::vector<double> routed_chunk_us(hcube::machine& m, long messages, int chunks
     return us;
 }
 
+// Master/worker: node 0 hands `tasks` one-double tasks to its d neighbours
+// (uneven compute) and the next one to whoever answers, taken with recv_any,
+// which chooses by virtual time (docs/runtime.md); or, as the baseline, the
+// same messages taken from the links in turn with recv. Microseconds of wall
+// time per task, the machine warmed up by one run first.
+double master_worker_us(hcube::machine& m, int tasks, bool choose) {
+    const auto program = [&](hcube::node& me) {
+        const int d = me.dim();
+        if (me.id() == 0) {
+            for (int k = 0; k < d; ++k)
+                me.send(k, std::vector<double>{double(k % 3)});
+            for (int i = d; i < tasks + d; ++i) {
+                const int k = choose ? me.recv_any<double>().dim : i % d;
+                if (!choose) (void)me.recv<double>(k);
+                me.send(k, std::vector<double>{i < tasks ? double(i % 3) : -1.0});
+            }
+            return;
+        }
+        if (std::popcount(unsigned(me.id())) != 1) return;
+        const int k = std::countr_zero(unsigned(me.id()));
+        for (double task[1];;) {
+            me.recv(k, task);
+            if (task[0] < 0) return;
+            me.compute(task[0]);
+            me.send(k, task);
+        }
+    };
+    m.run(program);
+    return m.run(program).wall_seconds * 1e6 / tasks;
+}
+
 double run_ms(hcube::machine& m, const std::function<void(hcube::node&)>& program) {
     return m.run(program).wall_seconds * 1e3;
 }
@@ -686,11 +720,36 @@ void routed_rows(report& out, const settings& s) {
              median(last), "us", 3 * median(first), true});
 }
 
+// Choosing by virtual time against taking the same messages in turn.
+void master_worker_rows(report& out, const settings& s) {
+    const int tasks = s.quick ? 1000 : 10000;
+    for (const hcube::executor_policy& e : hcube::executor_policies) {
+        hcube::machine m(on(e.kind, 10));
+        std::vector<double> plain, chosen;
+        for (int r = 0; r < 5; ++r) { // taking turns, so a slow spell hits both
+            plain.push_back(master_worker_us(m, tasks, false));
+            chosen.push_back(master_worker_us(m, tasks, true));
+        }
+        const std::string name =
+            std::string(e.name) + ", " + std::to_string(tasks) + " tasks (median of 5)";
+        out.add(
+            {"master/worker task, recv in turn, " + name, 10, median(plain), "us", no_value, true});
+        out.add(
+            {"master/worker task, recv_any, " + name, 10, median(chosen), "us", no_value, true});
+    }
+}
+
 // The groups of rows, in the order they print; --only names them.
 const std::vector<std::pair<std::string, void (*)(report&, const settings&)>> groups{
-    {"ping-pong", ping_pong_rows}, {"bandwidth", bandwidth_rows}, {"pattern", pattern_rows},
-    {"allreduce", allreduce_rows}, {"empty-run", empty_run_rows}, {"big-cube", big_cube_rows},
-    {"overhead", overhead_rows},   {"routed", routed_rows},
+    {"ping-pong", ping_pong_rows},
+    {"bandwidth", bandwidth_rows},
+    {"pattern", pattern_rows},
+    {"allreduce", allreduce_rows},
+    {"empty-run", empty_run_rows},
+    {"big-cube", big_cube_rows},
+    {"overhead", overhead_rows},
+    {"routed", routed_rows},
+    {"master-worker", master_worker_rows},
 };
 
 } // namespace

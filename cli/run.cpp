@@ -76,6 +76,8 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"backend", to_string(r.backend)},
         {"ranks", r.ranks},
         {"rank_wall_seconds", r.rank_wall_seconds},
+        // Hex: a 64-bit number does not survive JSON readers that use doubles.
+        {"fingerprint", fmt::format("{:016x}", r.fingerprint())},
     };
     if (!executor_policy_of(r.executor).thread_per_node) j["workers"] = o.workers;
     return j;
@@ -139,6 +141,8 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
         fmt::format("{} total, {} on the busiest link", r.messages, r.max_link_messages()));
     row("bytes", fmt::format("{} total, {} on the busiest link", r.bytes, r.max_link_bytes()));
     row("congestion events", fmt::format("{}", r.congestion.size()));
+    row("fingerprint",
+        fmt::format("{:016x} (the same for every run of these parameters)", r.fingerprint()));
     if (!o.note.empty()) row("note", o.note);
 }
 

@@ -420,7 +420,9 @@ run_outcome run_algorithm(run_params p) {
                           " make the formula time of " + p.op + " " + p.algo + " " + number(t) +
                           " (beyond " + number(std::numeric_limits<double>::max()) +
                           "); choose a larger time unit so that t_s and t_w are smaller");
-    machine m(machine_config(p));
+    config c = machine_config(p);
+    c.digest = true; // the report's fingerprint covers what every node received
+    machine m(c);
     run_outcome o = e->run(m, p);
     if (!executor_policy_of(m.cfg().executor).thread_per_node) o.workers = m.cfg().workers;
     o.rank = m.rank();

@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "park.hpp"
 #include "state.hpp"
 
 namespace hcube {
@@ -65,7 +66,7 @@ void detail::finish_node(machine_state& m, int i) {
     // A finished node's bound must not hold back routed messages sent later
     // in the run (told to the router now or when routed traffic begins).
     route_finish(m, i);
-    if (m.deactivate(s)) place_when_all_parked(m);
+    if (m.deactivate(s)) last_parked(m);
     if (m.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         // A Dekker pair with the caller's caller_sleeps and its re-check: a
         // caller still polling is not woken (a system call per run).
@@ -185,6 +186,10 @@ std::string detail::describe_wait(int dim, const wait_info& w) {
         break;
     case wait_info::routed:
         os << "recv_routed from node " << w.peer;
+        size();
+        break;
+    case wait_info::routed_any:
+        os << "recv_routed from any source";
         size();
         break;
     case wait_info::routed_loan:
@@ -661,15 +666,20 @@ run_report machine::run(const std::function<void(node&)>& program) {
         s.calls.clear();
         s.receipts.clear();
         s.error = nullptr;
+        s.digest = 0;
         s.routed_seq = 0;
         s.loans = 0;
         s.loans_returned.store(0, std::memory_order_relaxed);
         s.routed_told = {-1, -1};
         s.routed_told_seq = 0;
+        s.next_send.store(0, std::memory_order_relaxed);
+        s.pending_choice = {};
+        s.forced.store(false, std::memory_order_relaxed);
         s.parked.store(false, std::memory_order_relaxed);
         s.done.store(false, std::memory_order_relaxed);
     }
     m.routes.reset(m.p, m.cfg.dim, m.cfg.trace);
+    m.choosing.store(false, std::memory_order_relaxed);
     if (m.net) m.net->begin_run();
     const int local = m.local_end - m.local_begin;
     int groups_active = 0;
@@ -726,6 +736,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     r.rank_wall_seconds = {r.wall_seconds};
     r.node_time.resize(m.p);
     r.node_steps.resize(m.p);
+    if (m.cfg.digest) r.node_digest.resize(m.p);
     r.links.resize(std::size_t(m.p) * m.cfg.dim);
     for (int i = m.local_begin; i < m.local_end; ++i) {
         const node_state& s = m.nodes[i];
@@ -734,6 +745,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
             end = max(end, port);
         r.node_time[i] = end.time;
         r.node_steps[i] = end.steps;
+        if (m.cfg.digest) r.node_digest[i] = s.digest;
         for (int k = 0; k < m.cfg.dim; ++k)
             r.links[std::size_t(i) * m.cfg.dim + k] = s.ends[k].sent;
     }

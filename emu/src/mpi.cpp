@@ -47,6 +47,7 @@
 
 #include <hcube/error.hpp>
 
+#include "horizon.hpp"
 #include "remote.hpp"
 #include "router.hpp"
 #include "state.hpp"
@@ -94,8 +95,11 @@ enum : std::int32_t {
     finish_kind,
     placed_kind,
     used_kind,
-    probe_kind, // rank 0 asks every rank for its status (seq: the wave)
-    status_kind // the answer: dest 1 if idle, trace: sent, elem: received
+    probe_kind,    // rank 0 asks every rank for its status (seq: the wave)
+    status_kind,   // the answer: dest 1 if idle, trace: sent, elem: received, bytes:
+                   // its least chooser + 1 (0: none), bound: that one's candidate
+    choosing_kind, // to rank 0: a node of the sender's rank chooses among sources
+    choose_kind    // from rank 0: node `dest` takes its candidate (horizon.hpp)
 };
 
 void check(int rc, const char* what) {
@@ -205,6 +209,7 @@ public:
         std::lock_guard lock(routed_mu_);
         ++run_;
         used_.store(false, std::memory_order_relaxed);
+        choosing_ = false;
         outbox_.clear(); // what the last run's nodes said after it ended
         wave_open_ = false;
         last_.clear();
@@ -242,6 +247,12 @@ public:
     void finish_routed(int id) override {
         std::lock_guard lock(routed_mu_);
         queue_routed({finish_kind, 0, id, 0, 0, 0, 0, 0, 0, {}, {}, {}}, nullptr, 0, 0);
+    }
+
+    void start_choosing() override {
+        if (rank_ == 0) return;
+        std::lock_guard lock(routed_mu_);
+        queue_routed({choosing_kind, 0, rank_, 0, 0, 0, 0, 0, 0, {}, {}, {}}, nullptr, 0, 0);
     }
 
     // The router placed (ready) one or more of dest's shadows: their arrival
@@ -299,6 +310,10 @@ public:
               "MPI_Allreduce");
         check(MPI_Allreduce(MPI_IN_PLACE, r.node_steps.data(), int(r.node_steps.size()),
                             MPI_INT64_T, MPI_MAX, comm_),
+              "MPI_Allreduce");
+        // Other ranks' nodes' digests are 0 here.
+        check(MPI_Allreduce(MPI_IN_PLACE, r.node_digest.data(), int(r.node_digest.size()),
+                            MPI_UINT64_T, MPI_MAX, comm_),
               "MPI_Allreduce");
         std::vector<std::uint64_t> counts;
         counts.reserve(2 * r.links.size() + 4);
@@ -593,6 +608,12 @@ private:
         case placed_kind:
             placed(h);
             break;
+        case choosing_kind:
+            choosing_ = true;
+            break;
+        case choose_kind:
+            force_choice(m_, m_.nodes[h.dest]);
+            break;
         default:
             break; // used_kind: start_routed() above
         }
@@ -629,6 +650,10 @@ private:
         routed_header h{status_kind,        run_, rank_, 0,  wave, messages_sent_,
                         messages_received_, 0,    0,     {}, {},   {}};
         h.dest = idle() ? 1 : 0;
+        if (const int who = h.dest ? least_chooser(m_) : -1; who >= 0) {
+            h.bytes = std::uint64_t(who) + 1;
+            h.bound = {m_.nodes[who].pending_choice.arrival, 0};
+        }
         return h;
     }
 
@@ -645,12 +670,15 @@ private:
         if (++answers_ == ranks_) end_wave();
     }
 
-    // Rank 0, from progress(): starts a wave when a routed message waits and
-    // this rank's own nodes are idle, at most every wave_gap.
+    // Rank 0, from progress(): starts a wave when a routed message waits or
+    // a node chooses, and this rank's own nodes are idle, at most every
+    // wave_gap.
     void force_when_all_parked() {
-        if (rank_ != 0 || !used_.load(std::memory_order_acquire) || wave_open_) return;
+        if (rank_ != 0 || wave_open_) return;
+        const bool choosing = choosing_ || m_.choosing.load(std::memory_order_relaxed);
+        if (!choosing && !used_.load(std::memory_order_acquire)) return;
         if (std::chrono::steady_clock::now() < next_wave_) return;
-        if (!m_.routes.has_pending() || !idle()) {
+        if ((!choosing && !m_.routes.has_pending()) || !idle()) {
             last_.clear();
             return;
         }
@@ -690,6 +718,20 @@ private:
             return;
         }
         last_.clear();
+        // As one process's last_parked: the least chooser takes its
+        // candidate unless a routed message wants to start before it.
+        const routed_header* least = nullptr;
+        for (const routed_header& h : statuses_)
+            if (h.bytes && (!least || h.bound.time < least->bound.time ||
+                            (h.bound.time == least->bound.time && h.bytes < least->bytes)))
+                least = &h;
+        if (least && !m_.routes.pending_before(least->bound.time)) {
+            const int who = int(least->bytes - 1);
+            if (least->source == 0) return force_choice(m_, m_.nodes[who]);
+            std::lock_guard lock(routed_mu_);
+            return queue_routed({choose_kind, 0, 0, who, 0, 0, 0, 0, 0, {}, {}, {}}, nullptr, 0,
+                                least->source);
+        }
         std::vector<int> woken;
         if (m_.routes.force(woken)) m_.wake_each(woken);
     }
@@ -835,6 +877,7 @@ private:
     std::mutex routed_mu_;
     std::uint32_t run_ = 0;
     std::atomic<bool> used_{false};
+    bool choosing_ = false; // rank 0: another rank's node chooses (progress() only)
     std::vector<routed_out> outbox_;
     std::unordered_map<int, std::list<routed_message>> shadows_; // rank 0, by receiver
     // Placements that came before their data, by (receiver, source, seq);

@@ -17,6 +17,9 @@
 #include <limits>
 #include <string>
 
+#include "digest.hpp"
+#include "horizon.hpp"
+#include "park.hpp"
 #include "state.hpp"
 
 namespace hcube {
@@ -24,15 +27,6 @@ namespace hcube {
 using namespace detail;
 
 namespace {
-
-// Spin budget when every thread has a core (then the executor's yields,
-// executor.hpp, before parking).
-constexpr int spin_rounds = 4000;
-// Over MPI a waiting node first moves messages between ranks itself (each
-// round one MPI probe, or a yield while another thread is at it): in a
-// one-node-per-rank job the caller of run() would otherwise relay every
-// message with a thread hand-off on each side.
-constexpr int network_rounds = 2000;
 
 std::string node_prefix(int id) {
     return "node " + std::to_string(id) + ": ";
@@ -66,18 +60,9 @@ std::string type_mismatch(std::uint32_t sent, std::uint32_t received) {
            wire_type_name(received);
 }
 
-void throw_if_cancelled(const machine_state& m) {
-    if (m.cancelled.load(std::memory_order_acquire)) throw run_cancelled{};
-}
-
 // The machine's router is in this process (over MPI: on rank 0; remote.hpp).
 bool router_here(const machine_state& m) {
     return !m.net || m.net->rank() == 0;
-}
-
-// Whether routed traffic has begun in this run (over MPI: as this rank knows).
-bool routed_in_use(const machine_state& m) {
-    return m.net ? m.net->routed_used() : m.routes.used();
 }
 
 // Records that the router will hold at least (bound, seq) for this node; false
@@ -91,21 +76,10 @@ bool tell_router(node_state& s, vclock bound, std::uint64_t seq) {
     return true;
 }
 
-// The smallest key this node can still give a routed message (router.hpp):
-// max(clock, its earliest free send port), and, while it waits for a routed
-// message not yet placed, that message's earliest arrival.
-// A node's least next key: max(clock, its earliest free send port). Under the
-// all-port model a send on one port leaves the others as they were, so the
-// bound after it is not that port's new time.
-vclock routed_bound(const node_state& s) {
-    vclock port = s.send_port.front();
-    for (const vclock& q : s.send_port)
-        port = {std::min(port.time, q.time), std::min(port.steps, q.steps)};
-    return max(s.clock, port);
-}
+} // namespace
 
-void publish_routed_bound(machine_state& m, node_state& s, const routed_message* awaited) {
-    vclock bound = routed_bound(s);
+void detail::publish_routed_bound(machine_state& m, node_state& s, const routed_message* awaited) {
+    vclock bound = next_send_bound(s);
     if (awaited) bound = max(bound, awaited->wanted + awaited->duration);
     if (!tell_router(s, bound, s.routed_seq)) return;
     const int id = int(&s - m.nodes.get());
@@ -114,8 +88,6 @@ void publish_routed_bound(machine_state& m, node_state& s, const routed_message*
     m.routes.publish(id, s.routed_seq, bound, woken);
     m.wake_each(woken);
 }
-
-} // namespace
 
 void detail::route_finish(machine_state& m, int id) {
     // Pairs with the fence in the start of routed traffic (begin_routing here,
@@ -132,139 +104,7 @@ void detail::route_finish(machine_state& m, int id) {
     m.wake_each(woken);
 }
 
-// Called by the node whose park or finish left no node active: if every
-// unfinished local node is really parked (none rung on its way down), lent
-// payloads are copied into their messages first (release_loans), so their
-// lenders go on as if the messages had been buffered; then, when no routed
-// bound can rise any more, the router places the next message anyway
-// (router.hpp), until a placement wakes someone or nothing is left. Over MPI a
-// rank cannot see the others' nodes, so it never forces (docs/mpi.md).
-void detail::place_when_all_parked(machine_state& m) {
-    const auto all_parked = [&] {
-        for (int i = m.local_begin; i < m.local_end; ++i)
-            if (!m.nodes[i].done.load(std::memory_order_acquire) && !m.nodes[i].parked_unrung())
-                return false;
-        return true;
-    };
-    // Lenders first: going on, they may send messages with smaller keys than
-    // a forced placement's.
-    if (m.net) return void(all_parked() && release_loans(m));
-    // Nothing is lent or pending before routed traffic begins; the last
-    // node's acq_rel on `active` sees a parked sender's begin().
-    if (!m.routes.used()) return;
-    thread_local std::vector<int> woken;
-    while (all_parked() && (release_loans(m) || m.routes.force(woken)))
-        m.wake_each(woken);
-}
-
 namespace {
-
-// Blocks until ready() holds: a bounded spin (only when nodes have a core
-// each), a few yields, then park on the doorbell (the executor's park).
-//
-// Parking protocol (a Dekker pair with machine_state::wake): the waiter stores
-// waiting = the events that can end its wait (ended_by), passes the park
-// barrier, re-checks ready(); a waker publishes its data, passes its barrier,
-// loads waiting (state.hpp: both barriers are fences, or the parker's is a
-// membarrier and the waker's free). At least one of them sees the other's
-// store, so either the re-check succeeds or the waker rings the bell, if its
-// event is one of those: no other can make this ready() true. The bell value
-// is read before the re-check, so a ring between re-check and futex wait makes
-// the wait return.
-// A rank's only node, run by the caller of run() (state.hpp, inline_node):
-// nobody else moves its messages, so it never parks; after
-// config::mpi_quiet_limit with nothing moving it ends the job, as the caller's
-// watchdog does for parked nodes (machine.cpp).
-template <class Ready>
-void wait_moving(machine_state& m, const node_state& s, Ready ready, wait_info info) {
-    struct waiting_flag { // the backend's forced placements ask (mpi.cpp)
-        bool& on;
-        explicit waiting_flag(bool& b)
-            : on(b) {
-            on = true;
-        }
-        ~waiting_flag() { on = false; }
-    } flag(m.inline_waiting);
-    auto quiet_since = std::chrono::steady_clock::now();
-    for (idle_backoff idle; !ready();) {
-        throw_if_cancelled(m);
-        if (m.net->progress()) {
-            idle.reset();
-            quiet_since = std::chrono::steady_clock::now();
-            continue;
-        }
-        idle.pause();
-        if (std::chrono::steady_clock::now() - quiet_since >= m.cfg.mpi_quiet_limit)
-            m.net->abort("every node of this rank stayed blocked for " +
-                         std::to_string(m.cfg.mpi_quiet_limit.count()) +
-                         " ms with no message moving (config::mpi_quiet_limit); a deadlock "
-                         "across ranks?\n  node " +
-                         std::to_string(&s - m.nodes.get()) + ": " +
-                         describe_wait(m.cfg.dim, info));
-    }
-}
-
-// `info` by value (two words, in registers), and recv_exact inlined into its
-// caller: a parked fiber keeps every frame of its wait on its stack, and at
-// d = 12 those lines have left the caches by its next step (6 stack lines
-// written per step of the step pattern instead of 8; the pattern B/A 0.91 in
-// 32 alternating pairs of runs, 22 faster).
-template <class Ready>
-void wait_until(machine_state& m, node_state& s, Ready ready, wait_info info) {
-    if (ready()) return;
-    if (m.net) {
-        if (m.inline_node) return wait_moving(m, s, ready, info);
-        for (int i = 0; i < network_rounds; ++i) {
-            throw_if_cancelled(m);
-            if (!m.net->progress()) m.exec->yield();
-            if (ready()) return;
-        }
-    }
-    if (m.spin) {
-        for (int i = 0; i < spin_rounds; ++i) {
-            cpu_relax();
-            if (ready()) return;
-        }
-    }
-    for (int i = 0; i < m.yields; ++i) {
-        throw_if_cancelled(m);
-        m.exec->yield();
-        if (ready()) return;
-    }
-    for (;;) {
-        // The bell before the cancel flag: cancel() raises the flag and then
-        // rings. Checked the other way round, a cancel between the two loads
-        // went unseen and its ring was already in seq, so the park below slept
-        // through it and the run hung (one in ~50000 failing runs of a 1-cube
-        // with fibers). Now either seq predates the ring (the park returns at
-        // once) or this acquire load synchronizes with it and sees the flag.
-        const std::uint32_t seq = s.bell.load(std::memory_order_acquire);
-        throw_if_cancelled(m);
-        s.waiting.store(std::uint8_t(ended_by(info.kind)), std::memory_order_relaxed);
-        m.park_barrier();
-        if (ready()) {
-            // A waker that claimed this wait counted us active a second time.
-            // Not its group's last: it counts itself too.
-            if (!s.waiting.exchange(0, std::memory_order_relaxed))
-                s.group->count.fetch_sub(1, std::memory_order_relaxed);
-            return;
-        }
-        // Published for the deadlock watchdog only after the re-check failed:
-        // from here on, only a ring (which changes the bell) can wake us.
-        s.waiting_for = info;
-        s.parked_bell.store(seq, std::memory_order_relaxed);
-        s.park_epoch.fetch_add(1, std::memory_order_relaxed);
-        s.parked.store(true, std::memory_order_release);
-        if (routed_in_use(m)) publish_routed_bound(m, s, nullptr);
-        if (m.deactivate(s)) place_when_all_parked(m);
-        m.exec->park(s, seq);
-        // Unless a waker claimed the wait and counted us (cancel and spurious
-        // wake-ups do not).
-        if (s.waiting.exchange(0, std::memory_order_relaxed)) m.activate(s);
-        s.parked.store(false, std::memory_order_relaxed);
-        if (ready()) return;
-    }
-}
 
 // Sends whose completion still depends on the receiver: a borrowed buffer
 // (rendezvous exchange) or a synchronous link. If the node unwinds with a
@@ -538,6 +378,7 @@ struct access {
         else
             std::memcpy(dst, d.ptr, d.bytes);
         if (borrowed) l.reading().store(false, std::memory_order_release);
+        if (m.cfg.digest) s.digest = fold_message(s.digest, k, dst, d.bytes);
         if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
         const vclock arrival = d.arrival;
         const vclock dur = m.message_duration(d.bytes, elem);
@@ -695,25 +536,22 @@ void exchange_all_on(Access a, const Transfer* ops, std::size_t n) {
     pending.wait_all();
 }
 
-// recv_any on the links of a's type: the earliest ready message in virtual time.
+// recv_any on the links of a's type: the message with the least virtual
+// arrival, the lower link on a tie, once no empty link can still bring an
+// earlier one (horizon.hpp).
 template <class Access>
 int recv_any_on(Access a, const byte_sink& in) {
-    const int d = a.m.cfg.dim;
-    if (d == 0) fail(a.id, "recv_any on a 0-cube: the node has no links");
-    const auto earliest_ready = [&] {
-        int best = -1;
-        for (int k = 0; k < d; ++k) {
-            const auto& l = a.in(k);
-            if (l.empty()) continue;
-            if (best < 0 || l.front().arrival.time < a.in(best).front().arrival.time) best = k;
-        }
-        return best;
+    if (a.m.cfg.dim == 0) fail(a.id, "recv_any on a 0-cube: the node has no links");
+    begin_choosing(a.m);
+    int k = -1;
+    const auto chosen = [&] {
+        k = choose_link(a.m, a.s, a.id, [&](int j) {
+            const auto& l = a.in(j);
+            return l.empty() ? std::numeric_limits<double>::infinity() : l.front().arrival.time;
+        });
+        return k >= 0;
     };
-    int k = earliest_ready();
-    if (k < 0) {
-        wait_until(a.m, a.s, [&] { return (k = earliest_ready()) >= 0; },
-                   {wait_info::recv_any, -1, -1, 0, false});
-    }
+    if (!chosen()) wait_until(a.m, a.s, chosen, {wait_info::recv_any, -1, -1, 0, false});
     a.recv_sink(k, in);
     return k;
 }
@@ -788,7 +626,7 @@ std::uint64_t post_routed(machine_state& m, node_state& s, int id, const char* o
         msg->bytes = bytes;
     }
     const std::uint64_t seq = s.routed_seq - 1;
-    const vclock bound = routed_bound(s);
+    const vclock bound = next_send_bound(s);
     tell_router(s, bound, s.routed_seq);
     if (m.net) {
         m.net->submit_routed(*msg, bound);
@@ -906,17 +744,10 @@ void node::send_routed_bytes(int dest, bytes_view out) {
 
 namespace {
 
-// Waits for the next routed message from `source` to be placed and hands it to
-// `consume` under the inbox lock; pops it only if consume returns. Before each
+// Waits until the next routed message from `source` is placed. Before each
 // wait the node tells the router it can send nothing before that message
 // arrives, which is what lets the router place it (router.hpp).
-template <class Consume>
-void take_routed(machine_state& m, node_state& s, int id, int source, std::size_t expect,
-                 bool exact, Consume consume) {
-    const int p = 1 << m.cfg.dim;
-    if (source < 0 || source >= p || source == id)
-        fail(id, "recv_routed from node " + std::to_string(source) +
-                     (source == id ? ", itself" : ", outside 0.." + std::to_string(p - 1)));
+void await_routed(machine_state& m, node_state& s, int source, std::size_t expect, bool exact) {
     const auto front = [&]() -> const routed_message* {
         std::lock_guard lock(s.routed_mu);
         return s.routed_in.front(source);
@@ -926,7 +757,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
     const routed_message* awaited = nullptr;
     for (;;) {
         const routed_message* msg = front();
-        if (msg && msg->ready.load(std::memory_order_acquire)) break;
+        if (msg && msg->ready.load(std::memory_order_acquire)) return;
         if (!announced || msg != awaited) {
             if (msg || routed_in_use(m)) publish_routed_bound(m, s, msg);
             announced = true;
@@ -941,6 +772,48 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
             },
             info);
     }
+}
+
+// What a wait for any source can see change: messages that came, and those
+// of them placed. Only the waiter takes messages out.
+std::pair<std::size_t, std::size_t> inbox_census(node_state& s) {
+    std::lock_guard lock(s.routed_mu);
+    std::pair<std::size_t, std::size_t> census{s.routed_in.pushed(), 0};
+    s.routed_in.for_each_head([&](const routed_message& msg) {
+        census.second += msg.ready.load(std::memory_order_acquire);
+    });
+    return census;
+}
+
+// Waits until the horizon chooses a source to take from (horizon.hpp).
+int await_any_source(machine_state& m, node_state& s, int id, std::size_t expect, bool exact) {
+    begin_choosing(m);
+    for (;;) {
+        if (const int source = choose_source(m, s, id); source >= 0) return source;
+        if (routed_in_use(m)) publish_routed_bound(m, s, nullptr);
+        const auto seen = inbox_census(s);
+        wait_until(
+            m, s,
+            [&] { return s.forced.load(std::memory_order_seq_cst) || inbox_census(s) != seen; },
+            {wait_info::routed_any, -1, -1, expect, exact});
+    }
+}
+
+// Waits for the next routed message from `source` (or, with any_source, the
+// one the horizon chooses) and hands it to `consume` under the inbox lock;
+// pops it only if consume returns. Returns its source.
+template <class Consume>
+int take_routed(machine_state& m, node_state& s, int id, int source, std::size_t expect, bool exact,
+                Consume consume) {
+    const int p = 1 << m.cfg.dim;
+    if (source != any_source && (source < 0 || source >= p || source == id))
+        fail(id, "recv_routed from node " + std::to_string(source) +
+                     (source == id ? ", itself"
+                                   : ", outside 0.." + std::to_string(p - 1) + " (or any_source)"));
+    if (source == any_source)
+        source = await_any_source(m, s, id, expect, exact);
+    else
+        await_routed(m, s, source, expect, exact);
 
     vclock arrival, dur;
     bool lent;
@@ -948,6 +821,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
         std::lock_guard lock(s.routed_mu);
         const routed_message& msg = *s.routed_in.front(source);
         consume(msg);
+        if (m.cfg.digest) s.digest = fold_message(s.digest, source, msg.payload(), msg.bytes);
         arrival = msg.arrival;
         dur = msg.duration;
         lent = msg.lent;
@@ -956,6 +830,7 @@ void take_routed(machine_state& m, node_state& s, int id, int source, std::size_
     if (lent) return_loan(m, source);
     charge_receive(m, s, arrival, dur);
     if (m.cfg.trace) record_receipt(s, source, -1);
+    return source;
 }
 
 std::string routed_from(int source) {
@@ -976,15 +851,15 @@ void check_routed(int id, int source, const routed_message& msg, std::size_t byt
 void node::recv_routed_bytes(int source, bytes_span in) {
     call_scope scope(*this, *m_, *s_, call_kind::recv_routed, -1, source);
     take_routed(*m_, *s_, id_, source, in.bytes, true, [&](const routed_message& msg) {
-        check_routed(id_, source, msg, in.bytes, in.elem, in.type, true);
+        check_routed(id_, msg.source, msg, in.bytes, in.elem, in.type, true);
         if (in.bytes) std::memcpy(in.data, msg.payload(), in.bytes);
     });
 }
 
-void node::recv_routed_any_size(int source, sink in) {
+int node::recv_routed_any_size(int source, sink in) {
     call_scope scope(*this, *m_, *s_, call_kind::recv_routed, -1, source);
-    take_routed(*m_, *s_, id_, source, 0, false, [&](const routed_message& msg) {
-        check_routed(id_, source, msg, 0, in.elem, in.type, false);
+    return take_routed(*m_, *s_, id_, source, 0, false, [&](const routed_message& msg) {
+        check_routed(id_, msg.source, msg, 0, in.elem, in.type, false);
         void* dst = in.alloc(in.ctx, msg.bytes);
         if (msg.bytes) std::memcpy(dst, msg.payload(), msg.bytes);
     });

@@ -73,6 +73,9 @@ public:
     // router::publish and router::finish for a local node, on rank 0's router.
     virtual void publish_routed(int id, std::uint64_t seq, vclock bound) = 0;
     virtual void finish_routed(int id) = 0;
+    // A local node is about to choose among sources (horizon.hpp): rank 0
+    // then decides for the job's least candidate when every rank is idle.
+    virtual void start_choosing() = 0;
     // Rank 0: the router placed messages to node `dest` of another rank.
     virtual void placed_remote(int dest) noexcept = 0;
 

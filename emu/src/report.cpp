@@ -1,9 +1,11 @@
 #include <hcube/report.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
+#include <type_traits>
 
 namespace hcube {
 
@@ -19,6 +21,51 @@ std::uint64_t run_report::max_link_messages() const {
     for (const auto& l : links)
         m = std::max(m, l.messages);
     return m;
+}
+
+namespace {
+
+// FNV-1a over the values' bytes: a fingerprint, not a defence against forgery.
+class fnv1a {
+public:
+    template <class T>
+    fnv1a& operator<<(const T& v) noexcept {
+        static_assert(std::is_arithmetic_v<T> || std::is_enum_v<T>);
+        unsigned char bytes[sizeof(T)];
+        std::memcpy(bytes, &v, sizeof(T));
+        for (const unsigned char b : bytes)
+            h_ = (h_ ^ b) * 0x100000001b3ull;
+        return *this;
+    }
+    std::uint64_t value() const noexcept { return h_; }
+
+private:
+    std::uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
+} // namespace
+
+std::uint64_t run_report::fingerprint() const {
+    fnv1a h;
+    h << dim << ports << cost.t_s << cost.t_w << cost.word_bytes << virtual_time << steps;
+    for (std::size_t i = 0; i < node_time.size(); ++i)
+        h << node_time[i] << node_steps[i];
+    for (const link_stats& l : links)
+        h << l.messages << l.bytes;
+    h << routed_messages << congestion.size();
+    for (const congestion_event& e : congestion)
+        h << e.from << e.dim << e.source << e.dest << e.wanted << e.granted;
+    h << trace.size();
+    for (const trace_record& t : trace)
+        h << t.from << t.to << t.dim << t.step << t.start << t.arrival << t.bytes << t.send_call
+          << t.recv_call;
+    h << calls.size();
+    for (const call_record& c : calls)
+        h << c.node << c.kind << c.dim << c.peer << c.step << c.start << c.end;
+    h << node_digest.size();
+    for (const std::uint64_t d : node_digest)
+        h << d;
+    return h.value();
 }
 
 std::string run_report::summary() const {

@@ -234,4 +234,18 @@ bool router::has_pending() {
     return dom_[0].low_queued[1].t != infinity || dom_[1].low_queued[1].t != infinity;
 }
 
+bool router::pending_before(double t) {
+    std::lock_guard lock(mu_);
+    return dom_[0].low_queued[1].t < t;
+}
+
+router::bound router::least_other(int id) {
+    std::lock_guard lock(mu_);
+    const domain& dm = dom_[0];
+    key least{infinity, p_, 0};
+    for (std::size_t i = std::size_t(p_ + id); i > 1; i /= 2)
+        least = std::min(least, dm.low[i ^ 1]);
+    return {least.t, least.node};
+}
+
 } // namespace hcube::detail

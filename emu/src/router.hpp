@@ -109,12 +109,15 @@ public:
         queue& q = by_source_[source];
         (q.head ? q.tail->next : q.head) = msg;
         q.tail = msg;
+        ++pushed_;
         return *msg;
     }
     routed_message* front(int source) const {
         const auto it = by_source_.find(source);
         return it == by_source_.end() ? nullptr : it->second.head;
     }
+    // Messages pushed so far (a waiter for any source sees new ones by it).
+    std::size_t pushed() const noexcept { return pushed_; }
     // `source`'s message number `seq` (routed_message::seq), if here.
     routed_message* find(int source, std::uint64_t seq) const {
         for (routed_message* msg = front(source); msg; msg = msg->next)
@@ -128,6 +131,12 @@ public:
         it->second.head = msg->next;
         if (!msg->next) by_source_.erase(it);
         delete msg;
+    }
+    // f(msg) for each source's first message.
+    template <class F>
+    void for_each_head(F f) const {
+        for (const auto& [source, q] : by_source_)
+            f(*q.head);
     }
     template <class F>
     void for_each(F f) {
@@ -150,6 +159,7 @@ private:
         routed_message* tail = nullptr;
     };
     std::unordered_map<int, queue> by_source_;
+    std::size_t pushed_ = 0;
 };
 
 class router {
@@ -181,6 +191,15 @@ public:
     bool force(std::vector<int>& woken);
     // Whether a submitted message is still unplaced.
     bool has_pending();
+    // Whether an unplaced message wants to start before virtual time t.
+    bool pending_before(double t);
+    // The least bound or queued key of every node but `id` (time clock): no
+    // routed message from them starts before `time` (horizon.hpp).
+    struct bound {
+        double time;
+        int node;
+    };
+    bound least_other(int id);
 
     // After the run (no lock needed then).
     std::uint64_t messages() const noexcept { return messages_; }

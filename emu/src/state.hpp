@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -177,7 +178,16 @@ inline void heavy_barrier() noexcept {
 // What a parked node waits for, kept for the deadlock report. Two words, so
 // that it shares a line with the rest of a parking node's state (node_state).
 struct wait_info {
-    enum kind_t : std::uint8_t { none, recv, send_full, delivery, recv_any, routed, routed_loan };
+    enum kind_t : std::uint8_t {
+        none,
+        recv,
+        send_full,
+        delivery,
+        recv_any,
+        routed,
+        routed_any,
+        routed_loan
+    };
     std::size_t bytes = 0;  // expected bytes for an exact receive, or 0
     std::int32_t peer = -1; // node at the other end (or routed source)
     std::int16_t dim = -1;  // link, or -1
@@ -235,6 +245,16 @@ constexpr wake_event ended_by(wait_info::kind_t k) noexcept {
     }
 }
 
+// A choosing node's best message so far: the least virtual arrival, then the
+// lower link (recv_any) or source (recv_routed from any_source).
+struct choice {
+    double arrival = std::numeric_limits<double>::infinity();
+    int from = -1; // none while arrival is infinite
+    friend bool operator<(const choice& a, const choice& b) noexcept {
+        return a.arrival < b.arrival || (a.arrival == b.arrival && a.from < b.from);
+    }
+};
+
 // What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").
 std::string describe_wait(int dim, const wait_info& w);
 
@@ -260,6 +280,9 @@ struct alignas(cache_line) node_state {
     active_group* group = nullptr; // its executor's group (set once)
     std::atomic<std::uint64_t> park_epoch{0};
     wait_info waiting_for;
+    // The horizon (horizon.hpp): a lower bound on the virtual start of this
+    // node's next send, published (release) as it parks.
+    std::atomic<double> next_send{0};
     // Payloads this node lent to routed messages (sendrecv_routed) that came
     // back: their receivers copied them out, or someone copied them into the
     // message (node.cpp, routed_loan). Written by those, release.
@@ -301,12 +324,19 @@ struct alignas(cache_line) node_state {
     };
     owned<receipt> receipts;
     std::exception_ptr error;
+    std::uint64_t digest = 0;     // config::digest: what this node took (digest.hpp)
     std::uint64_t routed_seq = 0; // routed messages sent this run: the next one's tie-break
     std::uint64_t loans = 0;      // payloads lent this run (loans_returned counts them back)
     // The least bound the router holds for this node (it only rises), so that
     // a publish that cannot raise it skips the router's lock.
     vclock routed_told{-1, -1};
     std::uint64_t routed_told_seq = 0;
+
+    // While it waits to choose among sources (recv_any, recv_routed from
+    // any_source): the message it would take now, published before it parks,
+    // and whether the last node to park told it to take that one (horizon.hpp).
+    choice pending_choice;
+    std::atomic<bool> forced{false};
 
     // Routed messages addressed to this node, by source, in send order.
     std::mutex routed_mu;
@@ -339,7 +369,10 @@ struct machine_state {
     // that node itself, which then moves its own messages and never parks
     // (no second thread, no hand-off; docs/mpi.md).
     bool inline_node = false;
-    bool inline_waiting = false; // that node waits (in node.cpp's wait_moving)
+    bool inline_waiting = false; // that node waits (in park.hpp's wait_moving)
+    // Some node chose among sources this run: parking nodes publish their
+    // next_send, and the last to park may decide a choice (horizon.hpp).
+    std::atomic<bool> choosing{false};
     // Lent payloads not yet returned, of all local nodes (release_loans).
     std::atomic<std::int64_t> loans_out{0};
     // Nodes neither parked nor finished (a woken one counts from its wake-up;
@@ -404,7 +437,7 @@ struct machine_state {
             std::atomic_thread_fence(std::memory_order_seq_cst);
         // The waker that claims the wait (exchange) counts the node active
         // again before it rings, so the machine never looks all parked while a
-        // woken node has yet to run (place_when_all_parked); others need not
+        // woken node has yet to run (horizon.cpp, last_parked); others need not
         // ring, the bell has changed.
         if ((n.waiting.load(std::memory_order_relaxed) & std::uint8_t(event)) &&
             n.waiting.exchange(0, std::memory_order_relaxed)) {
@@ -435,11 +468,17 @@ struct machine_state {
     void cancel(int failed_node) noexcept;
 };
 
-// Called by the node that left no node active (node.cpp).
-void place_when_all_parked(machine_state& m);
 // When every local node is parked: copies each lent routed payload into its
 // message and returns the loan (node.cpp); true if there was one.
 bool release_loans(machine_state& m);
+// Whether routed traffic has begun in this run (over MPI: as this rank knows).
+inline bool routed_in_use(const machine_state& m) {
+    return m.net ? m.net->routed_used() : m.routes.used();
+}
+// Tells the router node s's least next key (horizon.hpp, next_send_bound), or,
+// while it waits for `awaited` not yet placed, no less than its arrival
+// (node.cpp).
+void publish_routed_bound(machine_state& m, node_state& s, const routed_message* awaited);
 // Tells the machine's router that node `id` finished (node.cpp).
 void route_finish(machine_state& m, int id);
 

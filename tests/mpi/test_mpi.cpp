@@ -16,6 +16,7 @@
 #include <hcube/machine.hpp>
 
 #include "catalog_params.hpp"
+#include "user_programs.hpp"
 
 using namespace hcube;
 
@@ -219,6 +220,29 @@ TEST_CASE("a routed message that only a forced placement moves: across ranks too
         check_same(net.run(program(got)), rw);
         for (int i = 0; i < 8; ++i)
             if (net.is_local(i)) CHECK(got[std::size_t(i)] == want[std::size_t(i)]);
+    }
+}
+
+TEST_CASE("programs that choose among sources: the emulator's fingerprint and choices over MPI") {
+    // recv_any and recv_routed(any_source) decided by virtual time: rank 0
+    // decides for the job's least candidate once every rank is idle.
+    for (const test::user_program& u : test::user_programs()) {
+        CAPTURE(u.name);
+        for (port_model ports : {port_model::single_port, port_model::all_port}) {
+            CAPTURE(to_string(ports));
+            config c{.dim = u.dim, .ports = ports};
+            c.cost = {2, 0.5};
+            c.trace = true;
+            c.digest = true;
+            machine here(c), net(over_mpi(c));
+            test::node_logs want(std::size_t(here.size())), got(std::size_t(here.size()));
+            const run_report rw = here.run([&](node& me) { u.body(me, want); });
+            const run_report rg = net.run([&](node& me) { u.body(me, got); });
+            check_same(rg, rw);
+            CHECK(rg.fingerprint() == rw.fingerprint());
+            for (int i = 0; i < net.size(); ++i)
+                if (net.is_local(i)) CHECK(got[std::size_t(i)] == want[std::size_t(i)]);
+        }
     }
 }
 

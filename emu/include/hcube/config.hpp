@@ -244,6 +244,10 @@ struct config {
     // Record every message (sender, link, step, times, bytes) and every
     // primitive call in the run report.
     bool trace = false;
+    // Fold every message a node takes (where from, and its bytes) into the
+    // node's digest (run_report::node_digest), which run_report::fingerprint
+    // then covers: a node's results depend on what it received.
+    bool digest = false;
     // Called on the node's own thread as each primitive call begins (before
     // it moves data or time); `hcube draw` snapshots the node's buffers here.
     std::function<void(node&)> on_call{};

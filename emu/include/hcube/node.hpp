@@ -77,6 +77,15 @@ struct received {
     std::vector<T> data;
 };
 
+// recv_routed's source for a message from any node, as MPI_ANY_SOURCE.
+inline constexpr int any_source = -1;
+
+template <wire_type T>
+struct routed_received {
+    int source; // the node that sent it
+    std::vector<T> data;
+};
+
 class node {
 public:
     int id() const noexcept { return id_; }
@@ -153,8 +162,10 @@ public:
         exchange_each(ops, [](const braced_transfer& t) { return t.raw; });
     }
 
-    // The next message on any link (the earliest in virtual time among those
-    // that are ready), for pipelined programs.
+    // The next message on any link, for pipelined programs: the one with the
+    // least virtual arrival (the lower link on a tie) among all that can still
+    // come, whatever order they really came in (docs/runtime.md, "Choosing
+    // among sources").
     template <wire_type T>
     received<T> recv_any() {
         received<T> r{-1, {}};
@@ -170,6 +181,9 @@ public:
     void send_routed(int dest, const R& data) {
         send_routed_bytes(dest, view(data));
     }
+    // `source` may be any_source: then the message with the least virtual
+    // arrival (the lower source on a tie) among all that can still come, as
+    // recv_any (recv_routed_any also says where it came from).
     template <wire_range R>
     void recv_routed(int source, R&& out) {
         recv_routed_bytes(source, mut(out));
@@ -179,6 +193,13 @@ public:
         std::vector<T> v;
         recv_routed_any_size(source, vector_sink(v));
         return v;
+    }
+    // recv_routed(any_source) with the source it came from.
+    template <wire_type T>
+    routed_received<T> recv_routed_any() {
+        routed_received<T> r{-1, {}};
+        r.source = recv_routed_any_size(any_source, vector_sink(r.data));
+        return r;
     }
     // send_routed(dest, out), then recv_routed(source, in), as MPI_Sendrecv:
     // the same virtual time, congestion and trace. A payload above
@@ -275,7 +296,7 @@ private:
     int recv_any_link(sink in);
     void send_routed_bytes(int dest, bytes_view out);
     void recv_routed_bytes(int source, bytes_span in);
-    void recv_routed_any_size(int source, sink in);
+    int recv_routed_any_size(int source, sink in);
     void sendrecv_routed_bytes(int dest, bytes_view out, int source, bytes_span in);
     [[noreturn]] void too_many_transfers(std::size_t n) const;
     [[noreturn]] void bad_neighbor(int k) const;

@@ -80,12 +80,22 @@ struct run_report {
     std::vector<double> rank_wall_seconds; // every rank's (one entry in process)
     std::vector<trace_record> trace;       // in (from, send order); empty unless config::trace
     std::vector<call_record> calls;        // in (node, call order); empty unless config::trace
+    // Per node, a hash of every message it took, in order: where from and its
+    // bytes; empty unless config::digest.
+    std::vector<std::uint64_t> node_digest;
 
     const link_stats& link(int from, int k) const { return links[std::size_t(from) * dim + k]; }
     std::uint64_t max_link_bytes() const;
     std::uint64_t max_link_messages() const;
     // Multi-line human summary: times, totals, busiest link, congestion.
     std::string summary() const;
+    // A hash of everything here that depends on the program alone: the cube,
+    // port model and costs, every node's virtual time and steps, per-link
+    // traffic, routed messages, congestion, the trace's virtual fields and
+    // what every node received (config::digest);
+    // not wall times, nor what ran the nodes (executor, links, backend). Two
+    // runs of one program and configuration give the same (docs/runtime.md).
+    std::uint64_t fingerprint() const;
 };
 
 std::ostream& operator<<(std::ostream& os, const run_report& r);

@@ -1,0 +1,94 @@
+// The virtual-time horizon (horizon.hpp has the argument) and the park hooks
+// that serve it and the router (park.hpp).
+#include "horizon.hpp"
+
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "park.hpp"
+
+namespace hcube::detail {
+
+void about_to_park(machine_state& m, node_state& s) {
+    if (m.choosing.load(std::memory_order_relaxed))
+        s.next_send.store(next_send_bound(s).time, std::memory_order_release);
+    if (routed_in_use(m)) publish_routed_bound(m, s, nullptr);
+}
+
+int choose_source(machine_state& m, node_state& s, int id) {
+    choice best, unplaced;
+    {
+        std::lock_guard lock(s.routed_mu);
+        s.routed_in.for_each_head([&](const routed_message& msg) {
+            if (msg.ready.load(std::memory_order_acquire))
+                best = std::min(best, choice{msg.arrival.time, msg.source});
+            else // it arrives no earlier than a free path would bring it
+                unplaced = std::min(unplaced, choice{(msg.wanted + msg.duration).time, msg.source});
+        });
+    }
+    s.pending_choice = best;
+    if (best.from < 0) return -1;
+    if (take_forced(s)) return best.from;
+    if (!(best < unplaced) || m.net) return -1; // over MPI the router is rank 0's
+    const router::bound other = m.routes.least_other(id);
+    return best < choice{other.time + least_duration(m), other.node} ? best.from : -1;
+}
+
+int least_chooser(const machine_state& m) {
+    int who = -1;
+    choice least;
+    for (int i = m.local_begin; i < m.local_end; ++i) {
+        const node_state& n = m.nodes[i];
+        if (n.done.load(std::memory_order_acquire)) continue;
+        const auto kind = n.waiting_for.kind;
+        if (kind != wait_info::recv_any && kind != wait_info::routed_any) continue;
+        if (n.pending_choice.from >= 0 && n.pending_choice.arrival < least.arrival) {
+            least = n.pending_choice;
+            who = i;
+        }
+    }
+    return who;
+}
+
+void force_choice(machine_state& m, node_state& n) {
+    // Seen by the chooser before or with the ring that wakes it.
+    n.forced.store(true, std::memory_order_seq_cst);
+    m.wake(n);
+}
+
+// If every unfinished local node is really parked (none rung on its way down),
+// lent payloads are copied into their messages first (release_loans), so
+// their lenders go on as if the messages had been buffered. Then no bound can
+// rise any more: the least chooser is told to take its candidate, or, when a
+// routed message wants to start before that candidate's arrival, the router
+// places its next message anyway (router.hpp), until a placement wakes
+// someone or nothing is left. Over MPI a rank cannot see the others' nodes:
+// rank 0 decides the same way once every rank is idle (docs/mpi.md).
+void last_parked(machine_state& m) {
+    const auto all_parked = [&] {
+        for (int i = m.local_begin; i < m.local_end; ++i)
+            if (!m.nodes[i].done.load(std::memory_order_acquire) && !m.nodes[i].parked_unrung())
+                return false;
+        return true;
+    };
+    // Lenders first: going on, they may send messages with smaller keys than
+    // a forced placement's.
+    if (m.net) return void(all_parked() && release_loans(m));
+    // Nothing is lent, pending or chosen before routed traffic or a choice
+    // begins; the last node's acq_rel on `active` sees a parked node's start.
+    const bool choosing = m.choosing.load(std::memory_order_relaxed);
+    if (!choosing && !m.routes.used()) return;
+    thread_local std::vector<int> woken;
+    while (all_parked()) {
+        if (release_loans(m)) continue;
+        if (const int who = choosing ? least_chooser(m) : -1;
+            who >= 0 && !m.routes.pending_before(m.nodes[who].pending_choice.arrival)) {
+            return force_choice(m, m.nodes[who]);
+        }
+        if (!m.routes.force(woken)) return;
+        m.wake_each(woken);
+    }
+}
+
+} // namespace hcube::detail

@@ -1,0 +1,114 @@
+// The virtual-time horizon: how a node that may take one of several messages
+// (recv_any; recv_routed from any_source) chooses by virtual time alone,
+// whatever order the OS scheduler delivered them in. Private to emu/src.
+//
+// A choosing node takes the message with the least virtual arrival, the lower
+// link (or source) on a tie, and commits only when no other source can still
+// deliver an earlier one. This is a conservative simulation, as the router's
+// (router.hpp), and the two share one lower bound per node:
+//
+//   next_send   no send of this node starts before it: max(clock, earliest
+//               free send port), published as the node parks; +infinity once
+//               it finished. Clocks only grow, so a stale bound is a bound.
+//
+// A message on an empty link j can arrive no earlier than next_send of j's
+// sender plus t_s (the least duration of any message), and a routed message
+// no earlier than the least bound or queued key anywhere else in the router
+// plus t_s. When those pass the candidate, the node takes it at once.
+//
+// Otherwise it parks with its candidate published. A rising bound does not
+// wake it: when every local node is parked, no bound can rise any more, and
+// the node that parked last decides (last_parked) for the chooser with the
+// least candidate (then the lower node id), unless a routed message that
+// wants to start earlier is still unplaced (the router places that first).
+// Any message sent after that decision starts no earlier than the decided
+// arrival, so the decisions are those of the program alone.
+//
+//   choose: bounds, then links --safe--> take
+//                              \--not yet--> publish candidate, park
+//   last_parked: all parked --> least candidate forced --> its node takes it
+#pragma once
+
+#include <limits>
+
+#include "state.hpp"
+
+namespace hcube::detail {
+
+// A node's least next send start: max(clock, its earliest free send port).
+// Under the all-port model a send on one port leaves the others as they were,
+// so the bound after it is not that port's new time.
+inline vclock next_send_bound(const node_state& s) noexcept {
+    vclock port = s.send_port.front();
+    for (const vclock& q : s.send_port)
+        port = {std::min(port.time, q.time), std::min(port.steps, q.steps)};
+    return max(s.clock, port);
+}
+
+// The first choice of a run: from now on parking nodes publish next_send
+// (and over MPI, rank 0 decides for the job's choosers when all are idle).
+inline void begin_choosing(machine_state& m) {
+    if (m.choosing.load(std::memory_order_relaxed)) return;
+    m.choosing.store(true, std::memory_order_relaxed);
+    if (m.net) m.net->start_choosing();
+}
+
+// The local choosers' least candidate (then the lower node), or -1. Only
+// while every local node is parked, finished or (over MPI) waiting inline.
+int least_chooser(const machine_state& m);
+// Tells node n to take its candidate (it is waiting to choose).
+void force_choice(machine_state& m, node_state& n);
+
+// The least virtual duration of any message: a lookahead of t_s.
+inline double least_duration(const machine_state& m) noexcept {
+    return m.message_duration(0, 1).time;
+}
+
+// No message from node `from` arrives before this (another rank's node: 0,
+// which bounds every message).
+inline double earliest_from(const machine_state& m, int from) noexcept {
+    const node_state& n = m.nodes[from];
+    const double bound = n.next_send.load(std::memory_order_acquire);
+    if (n.done.load(std::memory_order_acquire)) return std::numeric_limits<double>::infinity();
+    return bound + least_duration(m);
+}
+
+// Takes the decision a forced chooser was given (last_parked), if any.
+inline bool take_forced(node_state& s) noexcept {
+    if (!s.forced.load(std::memory_order_seq_cst)) return false;
+    s.forced.store(false, std::memory_order_relaxed);
+    return true;
+}
+
+// recv_any's decision: the link to take from now, or -1 (then its candidate
+// is published in s.pending_choice). `arrival_on(j)`: the virtual arrival
+// time of link j's first message, +infinity while it is empty.
+template <class ArrivalOn>
+int choose_link(machine_state& m, node_state& s, int id, ArrivalOn arrival_on) {
+    const int d = m.cfg.dim;
+    // Bounds before links: a message sent before its sender published the
+    // bound read here is then seen on its link.
+    double earliest[max_dim];
+    for (int j = 0; j < d; ++j)
+        earliest[j] = earliest_from(m, id ^ (1 << j));
+    choice best;
+    for (int j = 0; j < d; ++j) {
+        const double a = arrival_on(j);
+        if (a != std::numeric_limits<double>::infinity()) {
+            best = std::min(best, choice{a, j});
+            earliest[j] = std::numeric_limits<double>::infinity(); // later ones come after it
+        }
+    }
+    s.pending_choice = best;
+    if (best.from < 0) return -1;
+    if (take_forced(s)) return best.from;
+    for (int j = 0; j < d; ++j)
+        if (!(best < choice{earliest[j], j})) return -1;
+    return best.from;
+}
+
+// recv_routed from any_source's decision: the source to take from now, or -1
+// (then its candidate is published in s.pending_choice).
+int choose_source(machine_state& m, node_state& s, int id);
+
+} // namespace hcube::detail
