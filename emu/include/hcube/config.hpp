@@ -111,11 +111,27 @@ inline constexpr executor_policy executor_policies[] = {
      "user-level contexts on a few worker threads: many nodes, fast", max_dim, false},
 };
 
+// The row of `table` (of kinds, the default first) whose `key` is k; the
+// default row for any other k (automatic).
+template <class Row, std::size_t N, class K>
+constexpr const Row& policy_row(const Row (&table)[N], K Row::*key, K k) noexcept {
+    for (const Row& r : table)
+        if (r.*key == k) return r;
+    return table[0];
+}
+
+// The `key` of the row of `table` named s; nullopt for any other name.
+template <class Row, std::size_t N, class K>
+constexpr std::optional<K> policy_named(const Row (&table)[N], K Row::*key,
+                                        std::string_view s) noexcept {
+    for (const Row& r : table)
+        if (s == r.name) return r.*key;
+    return std::nullopt;
+}
+
 // The row of e; automatic counts as the default (threads).
 constexpr const executor_policy& executor_policy_of(executor_kind e) noexcept {
-    for (const executor_policy& p : executor_policies)
-        if (p.kind == e) return p;
-    return executor_policies[0];
+    return policy_row(executor_policies, &executor_policy::kind, e);
 }
 
 // "threads", "fibers", or "automatic".
@@ -125,9 +141,7 @@ constexpr std::string_view to_string(executor_kind e) noexcept {
 
 // The executor named s; nullopt for any other name ("automatic" included).
 constexpr std::optional<executor_kind> parse_executor(std::string_view s) noexcept {
-    for (const executor_policy& p : executor_policies)
-        if (s == p.name) return p.kind;
-    return std::nullopt;
+    return policy_named(executor_policies, &executor_policy::kind, s);
 }
 
 // Largest dimension with executor e (resolved: automatic counts as threads).
@@ -190,9 +204,7 @@ inline constexpr link_policy link_policies[] = {
 
 // The row of l; automatic counts as the default (ring).
 constexpr const link_policy& link_policy_of(link_impl l) noexcept {
-    for (const link_policy& p : link_policies)
-        if (p.impl == l) return p;
-    return link_policies[0];
+    return policy_row(link_policies, &link_policy::impl, l);
 }
 
 // "automatic", "ring", "boost": the names HCUBE_LINKS and `hcube run --links`
@@ -203,9 +215,7 @@ constexpr std::string_view to_string(link_impl l) noexcept {
 
 // The implementation named "ring" or "boost"; nullopt for any other name.
 constexpr std::optional<link_impl> parse_link_impl(std::string_view name) noexcept {
-    for (const link_policy& p : link_policies)
-        if (name == p.name) return p.impl;
-    return std::nullopt;
+    return policy_named(link_policies, &link_policy::impl, name);
 }
 
 // Cost of one message of m words: t_s + t_w * m (seed 000, chapter 4 intro).
