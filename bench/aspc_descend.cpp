@@ -1,4 +1,4 @@
-// Seed 001 (Hu) side by side, through the catalog only:
+// Hu side by side, through the catalog only:
 //   - ASPC, four-step (all-port) vs single-port, n = 2 .. 10;
 //   - +-2^b-descend, direct vs pipelined, N = 2^2 .. 2^10, M/N = 1 .. 1024
 //     (powers of two, M capped so the whole run takes a few minutes).
@@ -37,7 +37,7 @@ struct options {
 
 options parse(int argc, char** argv) {
     options o;
-    CLI::App app{"Seed 001 (Hu) side by side through the catalog: ASPC four-step vs "
+    CLI::App app{"Hu side by side through the catalog: ASPC four-step vs "
                  "single-port, and +-2^b-descend direct vs pipelined.",
                  "bench-aspc"};
     app.add_flag("--quick", o.quick, "N <= 2^8, M <= 2^12 (under a minute)");

@@ -96,7 +96,7 @@ std::vector<operation> operations() {
              MPI_Alltoall(in.data(), m, MPI_DOUBLE, out.data(), m, MPI_DOUBLE, MPI_COMM_WORLD);
          }},
         // The pairwise exchange by name (auto takes dimension exchange under
-        // the default cost model): large blocks, one copy each (issue 14).
+        // the default cost model): large blocks, one copy each.
         {"alltoall-pairwise", 0, 0,
          [=](node& me, buffers& b) {
              alltoall(me, std::span<const double>(mine(me, b)), std::span<double>(theirs(me, b)),

@@ -1,4 +1,4 @@
-// bench-cm200: the shape of seed 002's measurements (Mathur & Johnsson,
+// bench-cm200: the shape of Mathur & Johnsson's measurements (Mathur & Johnsson,
 // section 6) on this multicore: wall time of all-to-all broadcast and reduction
 // with one cycle, d cycles (index computation, index motion, no reordering)
 // and the alternatives, for a sweep of dimensions and M' (Tables 4, 5, 13, 14),
@@ -7,7 +7,7 @@
 //
 // Every point runs the catalog's driver (deterministic input, verification
 // outside the timed part) on one machine per dimension, all-port, 64-bit
-// elements as in the seed's tables, node addresses in Gray code. The time is
+// elements as in the source's tables, node addresses in Gray code. The time is
 // the median of report.wall_seconds over --runs runs.
 //
 // Data motion rate = bytes delivered / wall time, bytes delivered = N (N-1) M'
@@ -52,9 +52,10 @@ struct options {
 options parse(int argc, char** argv) {
     options o, given;
     bool quick = false;
-    CLI::App app{"The shape of seed 002's measurements (section 6): wall time of all-to-all "
-                 "broadcast and reduction along one and d Hamiltonian cycles.",
-                 "bench-cm200"};
+    CLI::App app{
+        "The shape of Mathur & Johnsson's measurements (section 6): wall time of all-to-all "
+        "broadcast and reduction along one and d Hamiltonian cycles.",
+        "bench-cm200"};
     const std::size_t huge = std::size_t{1} << 40;
     auto* dims = cli::add_value(
         app, "--dims", [&](const std::string& v) { given.dims = cli::parse_dims("--dims", v, 12); },
@@ -131,7 +132,7 @@ struct point {
     double rate; // bytes delivered per second
 };
 
-// The seed's Table 18 (Mbytes/s per node, 128 64-bit elements per node):
+// The source's Table 18 (Mbytes/s per node, 128 64-bit elements per node):
 // one cycle and d cycles without and with index and reorder, and move index.
 struct table18_row {
     int nodes;
@@ -208,7 +209,8 @@ point measure(const options& o, machine& mach, std::ostream& csv, const std::str
     const double delivered = cost::cm200::bytes_delivered(d, m, 8);
     const double rate = wall > 0 ? delivered / wall : 0;
     csv << op << ',' << var.algo << ',' << var.index << ",gray," << d << ',' << (1 << d) << ',' << m
-        << ",8," << walls.size() << ',' << wall << ',' << out.report.virtual_time << ','
+        << ",8," << walls.size() << ',' << wall << ',' << *std::ranges::min_element(walls) << ','
+        << *std::ranges::max_element(walls) << ',' << out.report.virtual_time << ','
         << out.formula_time << ',' << out.report.steps << ',' << out.report.messages << ','
         << out.report.bytes << ',' << delivered << ',' << rate << ',' << rate / double(1 << d) / 1e6
         << ",1\n";
@@ -220,8 +222,8 @@ point measure(const options& o, machine& mach, std::ostream& csv, const std::str
 // Every variant at every dimension and size, a variant given up at a
 // dimension once it took longer than o.max_seconds.
 std::vector<point> measure_all(const options& o, std::ostream& csv) {
-    csv << "op,algo,index,order,dim,nodes,words,elem_bytes,runs,wall_median_s,"
-           "virtual_time,formula_time,steps,messages,link_bytes,delivered_bytes,"
+    csv << "op,algo,index,order,dim,nodes,words,elem_bytes,runs,wall_median_s,wall_min_s,"
+           "wall_max_s,virtual_time,formula_time,steps,messages,link_bytes,delivered_bytes,"
            "rate_bytes_per_s,rate_mb_per_s_per_node,verified\n";
     std::vector<point> pts;
     std::set<std::string> given_up; // variants that got too slow
@@ -270,13 +272,13 @@ void print_wall_tables(std::ostream& os, const options& o, const std::vector<poi
     }
 }
 
-// Table 18: the all-to-all broadcast's data motion rate beside the seed's.
+// Table 18: the all-to-all broadcast's data motion rate beside the source's.
 void print_rate_table(std::ostream& os, const options& o, const std::vector<point>& pts) {
     os << "\n== data motion rate, all-to-all broadcast (Table 18), Mbytes/s per node"
           " (total Gbytes/s) ==\n";
     const std::size_t m_rate =
         if_run(o.words, std::size_t{128}, if_run(o.words, std::size_t{256}, o.words.back()));
-    os << "M' = " << m_rate << " (the seed: 128); seed's CM-200 figures in brackets\n";
+    os << "M' = " << m_rate << " (the source: 128); source's CM-200 figures in brackets\n";
     os << std::setw(6) << "nodes" << std::setw(24) << "one cycle" << std::setw(24) << "d cycles"
        << std::setw(24) << "one cycle+reorder" << std::setw(24) << "d cycles+reorder"
        << std::setw(24) << "d cycles, move index"
@@ -305,7 +307,7 @@ void print_rate_table(std::ostream& os, const options& o, const std::vector<poin
         }
         os << "\n";
     }
-    os << "seed, 2048-node CM-200: 5.4 Gbytes/s without reordering, 2.5 with"
+    os << "Mathur & Johnsson, 2048-node CM-200: 5.4 Gbytes/s without reordering, 2.5 with"
           " (index motion)\n";
 }
 

@@ -16,7 +16,7 @@
 //   any other operation                               the bytes it actually moved on links
 // The CSV also has the bytes actually moved on links and their rate.
 //
-// Algorithms that need all ports (seed 000, 4.7.2; seed 002's d cycles) run
+// Algorithms that need all ports (Grama et al. 4.7.2; Mathur & Johnsson's d cycles) run
 // all-port, the others single-port; a last table sets them side by side per
 // operation, virtual time (--ts, --tw) and wall time at the largest d.
 #include <algorithm>
@@ -149,7 +149,7 @@ double needed_bytes(const std::string& op, double p, double m, double elem, long
 }
 
 struct point_result {
-    double median = 0, best = 0;
+    double median = 0, best = 0, worst = 0;
     int runs = 0;
     run_outcome last;
 };
@@ -168,6 +168,7 @@ point_result measure(machine& mach, const algorithm_entry& e, const run_params& 
     r.runs = int(walls.size());
     r.median = walls[walls.size() / 2];
     r.best = walls.front();
+    r.worst = walls.back();
     return r;
 }
 
@@ -264,7 +265,8 @@ int main(int argc, char** argv) {
     std::ofstream file;
     if (!o.csv.empty()) file.open(o.csv);
     std::ostream& csv = o.csv.empty() ? std::cout : file;
-    csv << "op,algo,ports,dim,nodes,words,type,runs,wall_median_s,wall_min_s,virtual_time,"
+    csv << "op,algo,ports,dim,nodes,words,type,runs,wall_median_s,wall_min_s,wall_max_s,"
+           "virtual_time,"
            "formula_time,verified,needed_bytes,needed_MBps,link_bytes,link_MBps,status\n";
 
     const catalog& cat = builtin_catalog();
@@ -298,7 +300,7 @@ int main(int argc, char** argv) {
                     std::cerr << "skipped " << e->op << " " << e->algo << " d=" << d << " m=" << m
                               << ": " << why << "\n";
                     csv << e->op << ',' << e->algo << ",," << d << ',' << (1 << d) << ',' << m
-                        << ',' << to_string(o.type) << ",0,,,,,,,,,,"
+                        << ',' << to_string(o.type) << ",0,,,,,,,,,,,"
                         << hcube::microbench::csv_field("skipped: " + why) << "\n";
                 };
                 // Single-port unless the algorithm needs all ports.
@@ -338,8 +340,8 @@ int main(int argc, char** argv) {
                 if (needed < 0) needed = double(rep.bytes);
                 csv << e->op << ',' << e->algo << ',' << port_policy_of(prm.ports).option << ','
                     << d << ',' << (1 << d) << ',' << m << ',' << to_string(o.type) << ',' << r.runs
-                    << ',' << r.median << ',' << r.best << ',' << rep.virtual_time << ','
-                    << r.last.formula_time << ',' << (r.last.verified ? "yes" : "no") << ','
+                    << ',' << r.median << ',' << r.best << ',' << r.worst << ',' << rep.virtual_time
+                    << ',' << r.last.formula_time << ',' << (r.last.verified ? "yes" : "no") << ','
                     << needed << ',' << rate_text(needed, r.median) << ',' << rep.bytes << ','
                     << rate_text(double(rep.bytes), r.median) << ','
                     << (r.last.verified ? "ok" : "NOT VERIFIED") << "\n";

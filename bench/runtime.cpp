@@ -1,4 +1,4 @@
-// Runtime microbenchmarks (issue 2): every figure is printed next to its limit,
+// Runtime microbenchmarks: every figure is printed next to its limit,
 // and every limit is computed from a baseline measured in the same run. The
 // first three are measured for each setup (threads with hcube's ring, threads
 // with boost's spsc_queue, fibers with the ring: config::executor and
@@ -376,7 +376,7 @@ void step_pattern(hcube::node& me) {
 // Routed ping-pong between the two ends of a d-cube diameter, one message in
 // flight, while every other node has finished: microseconds per message over
 // each of the `chunks` equal parts of `messages` messages. A router whose cost
-// grew with its history (issue 9) shows in the later parts. Both ends share
+// grew with its history shows in the later parts. Both ends share
 // CPU 0: a hand-off within a core costs a few us, one across cores a wake-up
 // of an idle core, and which one a run gets would otherwise decide the figure.
 std::vector<double> routed_chunk_us(hcube::machine& m, long messages, int chunks) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include <hcube/driver/microbench.hpp>
 #include <hcube/error.hpp>
 #include <hcube/plot.hpp>
+#include <hcube/system.hpp>
 
 #include "commands.hpp"
 #include "options.hpp"
@@ -33,16 +35,18 @@ constexpr std::size_t max_size = std::size_t(64) << 20;
 
 struct bench_command {
     run_params params;
-    std::string kind, op, algo, svg; // op and algo: collective only
-    std::vector<std::size_t> sizes;
+    std::string kind, op, algo, svg;  // op and algo: collective only
+    std::optional<std::string> sizes; // --sizes as given: bytes, or words for collective
     timing_params timing;
     int window = 64;
     bool csv = false, json = false;
 };
 
-// "4K" is 4096 bytes, "1M" 2^20. Errors name the item as given, suffix and all.
-std::size_t parse_size(std::string_view flag, std::string_view text) {
-    const std::string expected = "a size in bytes (0..64M, e.g. 0,64,4K or 1-4M)";
+// "4K" is 4096 bytes (or words: `counted_in`), "1M" 2^20. Errors name the item
+// as given, suffix and all.
+std::size_t parse_size(std::string_view flag, std::string_view text, std::string_view counted_in) {
+    const std::string expected =
+        fmt::format("a size in {} (0..64M, e.g. 0,64,4K or 1-4M)", counted_in);
     const std::string shown = std::string(flag) + " '" + std::string(text) + "'";
     std::string_view digits = text;
     std::size_t unit = 1;
@@ -60,17 +64,18 @@ std::size_t parse_size(std::string_view flag, std::string_view text) {
 }
 
 // "0,64,4K" and "1-4M" (the powers of two from 1 to 4M), or a mix.
-std::vector<std::size_t> parse_sizes(std::string_view flag, std::string_view text) {
+std::vector<std::size_t> parse_sizes(std::string_view flag, std::string_view text,
+                                     std::string_view counted_in) {
     std::vector<std::size_t> sizes;
     for (const std::string& item : split(text)) {
         const auto dash = item.find('-', 1);
         if (dash == std::string::npos) {
-            sizes.push_back(parse_size(flag, item));
+            sizes.push_back(parse_size(flag, item, counted_in));
             continue;
         }
         const std::string_view s(item);
-        const std::size_t lo = parse_size(flag, s.substr(0, dash));
-        const std::size_t hi = parse_size(flag, s.substr(dash + 1));
+        const std::size_t lo = parse_size(flag, s.substr(0, dash), counted_in);
+        const std::size_t hi = parse_size(flag, s.substr(dash + 1), counted_in);
         if (lo == 0 || hi < lo)
             throw usage_error(std::string(flag) + " '" + item +
                               "' is not a range of sizes from 1 up (e.g. 1-4M)");
@@ -83,9 +88,63 @@ std::vector<std::size_t> parse_sizes(std::string_view flag, std::string_view tex
 }
 
 // Integral columns (sizes, links, iterations) exactly, measurements with 4
-// significant digits.
+// significant digits and no exponent (1234567 and 0.01234, never 1.235e+06).
 std::string cell(double v) {
-    return number(v, v == std::floor(v) && std::fabs(v) < 1e15 ? 15 : 4);
+    if (v == std::floor(v) && std::fabs(v) < 1e15) return number(v, 15);
+    const int lead = v == 0 ? 0 : int(std::floor(std::log10(std::fabs(v))));
+    return fmt::format("{:.{}f}", v, std::max(0, 3 - lead));
+}
+
+// allport's answer: for k = 1..d links per node, the best aggregate bandwidth
+// and message rate over the sizes, each with its size and its speed-up over
+// one link.
+struct allport_best {
+    int links;
+    double bandwidth, bandwidth_bytes, rate, rate_bytes;
+};
+
+std::vector<allport_best> allport_summary(const mb::table& t) {
+    const auto col = [&t](std::string_view name) {
+        return std::size_t(std::find(t.columns.begin(), t.columns.end(), name) - t.columns.begin());
+    };
+    const std::size_t links = col("links"), size = col("size_bytes"),
+                      bandwidth = col("bandwidth_MBps"), rate = col("rate_per_s");
+    std::vector<allport_best> out;
+    for (const auto& row : t.rows) {
+        if (out.empty() || out.back().links != int(row[links]))
+            out.push_back({int(row[links]), 0, 0, 0, 0});
+        allport_best& b = out.back();
+        if (row[bandwidth] > b.bandwidth)
+            b.bandwidth = row[bandwidth], b.bandwidth_bytes = row[size];
+        if (row[rate] > b.rate) b.rate = row[rate], b.rate_bytes = row[size];
+    }
+    return out;
+}
+
+void print_allport_summary(const std::vector<allport_best>& best) {
+    if (best.empty()) return;
+    const allport_best& one = best.front();
+    fmt::print("# summary: every node drives k links at once; the best over the sizes, and the "
+               "speed-up over one link\n#  {:>5} {:>16} {:>10} {:>9} {:>14} {:>10} {:>9}\n",
+               "links", "bandwidth_MBps", "at_bytes", "speed-up", "rate_per_s", "at_bytes",
+               "speed-up");
+    for (const allport_best& b : best)
+        fmt::print("   {:>5} {:>16} {:>10} {:>8.2f}x {:>14} {:>10} {:>8.2f}x\n", b.links,
+                   cell(b.bandwidth), cell(b.bandwidth_bytes), b.bandwidth / one.bandwidth,
+                   cell(b.rate), cell(b.rate_bytes), b.rate / one.rate);
+}
+
+json allport_summary_json(const std::vector<allport_best>& best) {
+    json out = json::array();
+    for (const allport_best& b : best)
+        out.push_back({{"links", b.links},
+                       {"bandwidth_MBps", json_number(b.bandwidth)},
+                       {"bandwidth_at_bytes", json_number(b.bandwidth_bytes)},
+                       {"bandwidth_speedup", json_number(b.bandwidth / best.front().bandwidth)},
+                       {"rate_per_s", json_number(b.rate)},
+                       {"rate_at_bytes", json_number(b.rate_bytes)},
+                       {"rate_speedup", json_number(b.rate / best.front().rate)}});
+    return out;
 }
 
 // A table as printed: the machine, what was measured, columns and cells.
@@ -205,11 +264,12 @@ std::string svg_of(const bench_command& c, const mb::table& t) {
         curves.push_back(curve_of(fmt::format("memcpy, {} links' bytes (limit)", t.machine.dim),
                                   limit, t.machine.dim));
     } else {
-        const std::string limit_name = t.what == mb::kind::latency ? "floor: spin + memcpy"
-                                       : t.what == mb::kind::rate  ? "raw cache-line stream"
-                                                                   : "memcpy";
+        const std::string limit_name = t.what == mb::kind::latency
+                                           ? "raw ping-pong + memcpy (reference)"
+                                       : t.what == mb::kind::rate ? "raw cache-line stream (limit)"
+                                                                  : "memcpy (limit)";
         curves.push_back(curve_of("hcube " + c.kind, value, 0));
-        curves.push_back(curve_of(limit_name + " (limit)", limit, 0));
+        curves.push_back(curve_of(limit_name, limit, 0));
     }
     const std::string y_label = t.what == mb::kind::latency ? "one-way latency (us)"
                                 : t.what == mb::kind::rate  ? "messages per second"
@@ -226,7 +286,8 @@ int bench_collective(const bench_command& c) {
     s.params = c.params;
     s.params.op = c.op;
     s.params.algo = c.algo.empty() ? "all" : c.algo;
-    s.words = c.sizes.empty() ? std::vector<std::size_t>{1, 64, 4096} : c.sizes;
+    s.words =
+        c.sizes ? parse_sizes("--sizes", *c.sizes, "words") : std::vector<std::size_t>{1, 64, 4096};
     s.iterations = c.timing.iterations;
     if (c.timing.seconds > 0) s.seconds = c.timing.seconds;
     s.samples = c.timing.samples;
@@ -276,7 +337,10 @@ int bench(bench_command& c) {
     mb::setup s;
     s.what = mb::kinds[it - names.begin()];
     s.machine = machine_config(c.params);
-    s.sizes = c.sizes.empty() ? mb::default_sizes(s.what) : c.sizes;
+    // A machine this system cannot start is a usage error, as for hcube run.
+    if (const std::string why = os_limit_problems(s.machine, read_os_limits()); !why.empty())
+        throw usage_error(why);
+    s.sizes = c.sizes ? parse_sizes("--sizes", *c.sizes, "bytes") : mb::default_sizes(s.what);
     s.iterations = c.timing.iterations;
     if (c.timing.seconds > 0) s.seconds = c.timing.seconds;
     s.samples = c.timing.samples;
@@ -286,12 +350,17 @@ int bench(bench_command& c) {
     const mb::table t = mb::run(s);
     if (!c.svg.empty()) svg << svg_of(c, t);
     const grid g = grid_of(t);
-    if (c.csv)
+    const bool all_port = s.what == mb::kind::allport;
+    if (c.csv) {
         print_csv(g);
-    else if (c.json)
-        print_json(c, g, {{"window", c.window}}, json::object());
-    else
+    } else if (c.json) {
+        print_json(c, g, {{"window", c.window}},
+                   all_port ? json{{"summary", allport_summary_json(allport_summary(t))}}
+                            : json::object());
+    } else {
         print_text(c, g);
+        if (all_port) print_allport_summary(allport_summary(t));
+    }
     return exit_ok;
 }
 
@@ -321,7 +390,7 @@ action add_bench(CLI::App& hcube) {
         "hypercube dimension (default 1: two nodes); latency, bw, bibw and rate use link 0 "
         "between nodes 0 and 1, allport every link of every node; collective: default 4");
     add_value(
-        app, "--sizes", [c](const std::string& v) { c->sizes = parse_sizes("--sizes", v); },
+        app, "--sizes", [c](const std::string& v) { c->sizes = v; },
         "message sizes in bytes, e.g. 0,64,4K or 1-4M (powers of two); default 0-4M for "
         "latency (0 and 1..4M), 1-4M for bw, bibw and allport, 1-8K for rate; collective: "
         "words (the catalog's m), default 1,64,4096")

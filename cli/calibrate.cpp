@@ -36,6 +36,7 @@ struct calibrate_command {
     std::vector<int> dims{2, 3, 4, 5, 6};
     std::vector<std::size_t> op_words{1, 16, 256, 4096, 65536};
     double op_seconds = 0.05;
+    bool quick = false;
 };
 
 // Every operation with two or more algorithms: those `auto` chooses among.
@@ -70,9 +71,12 @@ void print_text(const cal::measurement& m, const std::string& file, int samples)
     fmt::print("t_s = {} s per message\n", number(f.t_s, 4));
     fmt::print("t_w = {} s per word (a word: int32, {} bytes; {} GB/s)\n", number(f.t_w, 4),
                cal::word_bytes, number(f.t_w > 0 ? double(cal::word_bytes) / f.t_w / 1e9 : 0, 3));
-    fmt::print("fit: R^2 = {}, worst relative residual {}% over {} sizes\n", number(f.r2, 5),
+    fmt::print("fit: R^2 = {}, worst relative residual {}% over {} sizes\n", number(f.r2, 3),
                number(f.worst_residual * 100, 3), f.points);
     fmt::print("saved to {} as {}\n", file, cal::key(m.result.executor, m.result.links));
+    fmt::print("# these are one message's costs between two threads on two cores; a collective "
+               "runs p nodes on the machine's cores, with its other load, and takes longer than "
+               "they predict (docs/cost-model.md says by how much and why)\n");
 }
 
 void print_point(const measured_fastest& f) {
@@ -120,11 +124,19 @@ int calibrate(const calibrate_command& c) {
     if (c.words.size() < 2)
         throw usage_error("--words needs at least two sizes to separate t_s from t_w");
     const std::string file = c.file.empty() ? cal::default_path() : c.file;
+    cal::check_destination(file);
     cal::measurement m = cal::measure(machine_config(c.params), c.words, c.timing.iterations,
                                       c.timing.seconds, c.timing.samples);
     // The survey's runs predict with the new t_s and t_w: save them first.
     cal::save(m.result, file);
     if (!c.json) print_text(m, file, c.timing.samples);
+    if (const std::string why = cal::poor_fit(m.result.costs); !why.empty())
+        fmt::print(stderr,
+                   "hcube calibrate: warning: a poor fit, {}: the machine was busy or the "
+                   "messages do not follow t_s + t_w m here; it was saved, but calibrate again "
+                   "on a quiet machine (more --samples and --seconds) before trusting --cost "
+                   "calibrated\n",
+                   why);
     if (!c.ops.empty()) {
         microbench::collective_setup s;
         s.params = c.params;
@@ -205,9 +217,19 @@ action add_calibrate(CLI::App& hcube) {
                "a number of seconds in 1e-6..3600",
                "time per algorithm and point, over --samples samples (default 0.05)")
         ->type_name("S");
+    app.add_flag("--quick", c->quick,
+                 "t_s and t_w only, in a few seconds: --ops none --seconds 0.02 --samples 3 "
+                 "(options given too win)");
     app.footer("The machine may be shared: calibrate on a quiet one, or the fit says so (a "
-               "low R^2, large residuals).");
-    return [c] { return calibrate(*c); };
+               "low R^2, large residuals, and a warning).");
+    return [c, &app] {
+        if (c->quick) {
+            if (app.count("--ops") == 0) c->ops.clear();
+            if (app.count("--seconds") + app.count("--iterations") == 0) c->timing.seconds = 0.02;
+            if (app.count("--samples") == 0) c->timing.samples = 3;
+        }
+        return calibrate(*c);
+    };
 }
 
 } // namespace hcube::cli

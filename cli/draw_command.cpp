@@ -1,9 +1,12 @@
-// hcube draw OP ...: every step of a collective drawn as the seeds draw it
+// hcube draw OP ...: every step of a collective drawn as the sources draw it
 // (hcube_draw's record_steps, write_steps_html, step_svgs), or the wait-for
 // graph when the run deadlocks.
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -27,7 +30,6 @@ struct draw_command {
 };
 
 std::string in_dir(const std::string& dir, const std::string& name) {
-    std::filesystem::create_directories(dir);
     return (std::filesystem::path(dir) / name).string();
 }
 
@@ -35,25 +37,28 @@ int draw(draw_command& c) {
     run_params& p = c.params;
     if (c.out.empty() && c.svg_dir.empty())
         throw usage_error("give --out FILE.html and/or --svg-dir DIR");
+    // Where the pictures go is checked before the run: a bad path is a usage
+    // error, found at once.
+    std::ofstream page;
+    if (!c.out.empty()) page = open_output(c.out);
+    if (!c.svg_dir.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(c.svg_dir, ec);
+        if (ec) throw usage_error("cannot create --svg-dir " + c.svg_dir + ": " + ec.message());
+    }
     algorithm_steps s;
     try {
         s = record_steps(p);
     } catch (const deadlock_error& d) {
         p.algo = resolve_algorithm(p).algo;
         fmt::print(stderr, "hcube draw: {}\n", d.what());
-        if (!c.out.empty()) {
-            std::ofstream f = open_output(c.out);
-            write_wait_for_html(d, p, f);
-        }
+        if (!c.out.empty()) write_wait_for_html(d, p, page);
         if (!c.svg_dir.empty())
             open_output(in_dir(c.svg_dir, "wait-for.svg")) << wait_for_svg(d, p.dim);
         fmt::print(stderr, "hcube draw: drew the wait-for graph\n");
         return exit_failed;
     }
-    if (!c.out.empty()) {
-        std::ofstream f = open_output(c.out);
-        write_steps_html(s, f);
-    }
+    if (!c.out.empty()) write_steps_html(s, page);
     if (!c.svg_dir.empty()) {
         const auto svgs = step_svgs(s);
         for (std::size_t k = 0; k < svgs.size(); ++k)
@@ -68,10 +73,10 @@ int draw(draw_command& c) {
 action add_draw(CLI::App& hcube) {
     CLI::App& app = *hcube.add_subcommand(
         "draw", "Runs one collective on symbolic data (up to d = 6) and draws every step as the "
-                "seeds draw it: the hypercube, the links each step uses with what they carry, "
+                "sources draw it: the hypercube, the links each step uses with what they carry, "
                 "every node labelled with what it holds after the step, read from the run's "
                 "buffers ((0,1,2,3) blocks, [0..3] partial sums); the CM-200 cycle algorithms "
-                "also get the memory table of every node (seed 002, Figures 8-11).");
+                "also get the memory table of every node (Mathur & Johnsson Figures 8-11).");
     auto c = std::make_shared<draw_command>();
     run_params& p = c->params;
     p.algo = "auto";
@@ -80,6 +85,13 @@ action add_draw(CLI::App& hcube) {
         app, "--algo", [&p](const std::string& v) { p.algo = v; },
         "an algorithm of OP, or auto (default)");
     add_machine_options(app, p);
+    app.remove_option(app.get_option("--dim"));
+    add_number(app, "--dim", p.dim, 0, max_drawn_dim,
+               "an integer in 0.." + std::to_string(max_drawn_dim),
+               fmt::format("hypercube dimension (default 4: 16 nodes), up to {} ({} nodes): "
+                           "more would be too many to read",
+                           max_drawn_dim, 1 << max_drawn_dim))
+        ->type_name("D");
     add_data_options(app, p);
     add_value(
         app, "--out", [c](const std::string& v) { c->out = v; },
@@ -89,10 +101,16 @@ action add_draw(CLI::App& hcube) {
         app, "--svg-dir", [c](const std::string& v) { c->svg_dir = v; },
         "also one SVG per step, DIR/step-K.svg");
     add_catalog_options(app, builtin_catalog(), p);
-    app.footer("A run that deadlocks draws the wait-for graph of the deadlock report instead "
-               "(exit status 1).");
-    return [c] {
+    app.footer("--words defaults to 1, and for d-cycles to d (a word on each of the d cycles). "
+               "A drawing whose memory estimate exceeds this computer's physical memory (or its "
+               "address-space limit) is refused.\nA run that deadlocks draws the wait-for graph "
+               "of the deadlock report instead (exit status 1).");
+    return [c, &app] {
         if (c->params.op.empty()) throw usage_error("missing operation (hcube draw --help)");
+        // d-cycles sends one subblock around each of its d cycles: M' = d
+        // words by default, so that the picture uses them all.
+        if (c->params.algo == "d-cycles" && app.count("--words") == 0)
+            c->params.words = std::size_t(std::max(1, c->params.dim));
         return draw(*c);
     };
 }

@@ -199,13 +199,16 @@ void print_text(const machine_facts& f, const std::vector<gray_row>& rows) {
                fmt::join(largest, ", "), max_dim);
     fmt::print("link capacity      {} messages (default)\n", f.capacity);
     fmt::print("diameter           {} links\n", f.dim);
-    fmt::print("memory (estimate)  {}\n", human_bytes(f.memory()));
+    fmt::print("memory (bound)     {}  (what a run is checked against; the nodes typically "
+               "touch less, below)\n",
+               human_bytes(f.memory()));
     fmt::print("  links            {} x ({} x {} B descriptors + {} B indices) = {}\n", f.links,
                f.capacity, link_descriptor_bytes, link_index_bytes, human_bytes(f.link_bytes));
-    fmt::print("  nodes            {} x {} (thread stack and state, resident) = {}\n", f.nodes,
+    fmt::print("  nodes            {} x {} (thread stack and state, a safe bound) = {}\n", f.nodes,
                human_bytes(std::uint64_t(node_resident_bytes)), human_bytes(f.node_bytes));
     print_executors(f);
-    fmt::print("\nbinary-reflected Gray code G(i) = i XOR (i >> 1) (seed 002 Table 1, seed 000 "
+    fmt::print("\nbinary-reflected Gray code G(i) = i XOR (i >> 1) (Mathur & Johnsson Table 1, "
+               "Grama et al. "
                "4.6.2);\nt(i) is the dimension from G(i) to G(i+1); the last row closes the "
                "cycle\n");
     if (rows.size() < f.nodes) fmt::print("(first {} of {} rows)\n", rows.size(), f.nodes);

@@ -1,8 +1,10 @@
 // hcube: the command-line face of the emulator.
+#include <algorithm>
 #include <exception>
 #include <iostream>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <hcube/args.hpp>
@@ -10,12 +12,13 @@
 #include <hcube/machine.hpp>
 
 #include "commands.hpp"
+#include "output.hpp"
 
 int main(int argc, char** argv) {
     using namespace hcube::cli;
     hcube::keep_freed_memory(); // timings without page faults of recycled buffers
     CLI::App app{"hcube: an emulated distributed-memory hypercube, its collectives and their "
-                 "seed formulas",
+                 "source formulas",
                  "hcube"};
     app.require_subcommand(1);
     app.footer("hcube COMMAND --help shows the options of a command.\nExit status: 0 success, "
@@ -54,11 +57,22 @@ int main(int argc, char** argv) {
         prepare(*sub);
 
     // "hcube run: ...": the command whose line had the error.
-    const auto who = [&app] {
+    const auto who = [&] {
         const auto subs = app.get_subcommands();
-        return subs.empty() ? std::string("hcube") : "hcube " + subs.front()->get_name();
+        if (!subs.empty()) return "hcube " + subs.front()->get_name();
+        return actions.contains(argv[1]) ? std::string("hcube ") + argv[1] : std::string("hcube");
+    };
+    // One line on stderr; with --json also the error as JSON on stdout, for
+    // scripts that read only stdout.
+    const bool json = std::any_of(argv + 1, argv + argc,
+                                  [](const char* a) { return std::string_view(a) == "--json"; });
+    const auto fail = [&](const std::string& what, exit_status status) {
+        std::cerr << who() << ": " << what << '\n';
+        if (json) print_json_error(who(), what, status);
+        return status;
     };
     try {
+        check_arguments(argc, argv);
         app.parse(argc, argv);
         CLI::App& sub = *app.get_subcommands().front();
         check_parsed(sub);
@@ -66,13 +80,10 @@ int main(int argc, char** argv) {
     } catch (const CLI::Success& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << who() << ": " << message(e) << '\n';
-        return exit_usage;
+        return fail(message(e), exit_usage);
     } catch (const hcube::usage_error& e) {
-        std::cerr << who() << ": " << e.what() << '\n';
-        return exit_usage;
+        return fail(e.what(), exit_usage);
     } catch (const std::exception& e) {
-        std::cerr << who() << ": " << e.what() << '\n';
-        return exit_failed;
+        return fail(e.what(), exit_failed);
     }
 }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -40,6 +41,11 @@ std::string json_line(const json& j) {
     else
         s += j.dump();
     return s;
+}
+
+void print_json_error(const std::string& command, const std::string& what, int status) {
+    fmt::print("{}\n", json_line({{"command", command}, {"error", what}, {"exit_status", status}}));
+    std::fflush(stdout);
 }
 
 std::ofstream open_output(const std::string& path) {

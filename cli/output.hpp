@@ -26,4 +26,8 @@ json json_number(double v);
 // `j` on one line: {"key": value, "key": [1, 2]}.
 std::string json_line(const json& j);
 
+// With --json, a failure on stdout too: {"command": "hcube run", "error":
+// "...", "exit_status": 2}.
+void print_json_error(const std::string& command, const std::string& what, int status);
+
 } // namespace hcube::cli

@@ -1,6 +1,6 @@
 // hcube run OP ... and hcube list: every catalog algorithm from the command
 // line, verified against its serial reference, its virtual time printed next to
-// the seed's formula (docs/cli.md).
+// the source's formula (docs/cli.md).
 //
 // Exit status: 0 verified, 1 not verified (or the run failed), 2 usage error
 // (unknown op, algorithm or option, an algorithm that does not fit, a bad
@@ -31,11 +31,27 @@ namespace hcube::cli {
 namespace {
 
 // What the formula line prints: the form that gave formula_time, and the
-// seed's form beside it when that is not exact for these parameters.
+// source's form beside it when that is not exact for these parameters.
 struct formula_text {
     std::string form;               // the printed form of formula_time
-    std::optional<exact_form> seed; // set when the seed's form differs
+    std::optional<exact_form> seed; // set when the source's form differs
 };
+
+// The work an algorithm's source cites, by its key in docs/references.md
+// ("grama", "mathur-johnsson", "hu"), and the place in it: `source` and
+// `source_section` of the JSON, for scripts.
+std::pair<std::string_view, std::string_view> cited_work(std::string_view source) {
+    static constexpr std::pair<std::string_view, std::string_view> works[] = {
+        {"Grama et al.", "grama"}, {"Mathur & Johnsson", "mathur-johnsson"}, {"Hu", "hu"}};
+    for (const auto& [author, key] : works)
+        if (source.starts_with(author)) {
+            std::string_view place = source.substr(author.size());
+            while (place.starts_with(',') || place.starts_with(' '))
+                place.remove_prefix(1);
+            return {key, place};
+        }
+    return {"", source};
+}
 
 formula_text formula_of(const run_params& p, const algorithm_entry& e) {
     const std::optional<exact_form> gap = exact_formula(e, p);
@@ -47,6 +63,7 @@ formula_text formula_of(const run_params& p, const algorithm_entry& e) {
 json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& o) {
     const run_report& r = o.report;
     const formula_text f = formula_of(p, e);
+    const auto [work, section] = cited_work(e.source);
     json j = {
         {"op", p.op},
         {"algo", e.algo},
@@ -70,6 +87,8 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"seed_formula", e.formula},
         {"seed_formula_time", json_number(f.seed ? f.seed->seed_time : o.formula_time)},
         {"formula_differs", f.seed ? f.seed->why : ""},
+        {"source", work},
+        {"source_section", section},
         {"link_capacity", p.link_capacity},
         {"links", to_string(r.link_implementation)},
         {"executor", to_string(r.executor)},
@@ -124,13 +143,13 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     } else {
         row("formula",
             fmt::format("{} = {}  [exact for this m, p]", number(o.formula_time), f.form));
-        row("seed's formula",
+        row("source's formula",
             fmt::format("{} = {}  [{}]", number(f.seed->seed_time), e.formula, e.source));
         row("why they differ", f.seed->why);
     }
     row("steps", fmt::format("{}", r.steps));
-    row("wall time", fmt::format("{} s on {} links", number(r.wall_seconds, 3),
-                                 to_string(r.link_implementation)));
+    row("wall time", fmt::format("{} s (the emulation's; link implementation {})",
+                                 number(r.wall_seconds, 3), to_string(r.link_implementation)));
     row("executor", executor_text(p, o));
     if (o.report.backend == backend_kind::mpi)
         row("backend", fmt::format("mpi, {} ranks of {} nodes each; wall time per rank {} .. {} s",
@@ -203,6 +222,7 @@ int run(run_command& c) {
         o = run_algorithm(p);
     } catch (const deadlock_error& e) {
         print_deadlock(p, e);
+        if (c.json) print_json_error("hcube run", e.what(), exit_failed);
         return exit_failed;
     } catch (const run_error& e) {
         // A node rejected its arguments (e.g. exchange_all under single-port):
@@ -240,14 +260,14 @@ int run(run_command& c) {
 action add_run(CLI::App& hcube) {
     CLI::App& app = *hcube.add_subcommand(
         "run", "Runs one collective on an emulated D-cube, checks the result against a serial "
-               "reference and prints the virtual time next to the seed's formula.");
+               "reference and prints the virtual time next to the source's formula.");
     auto c = std::make_shared<run_command>();
     run_params& p = c->params;
     p.algo = "auto";
     p.type = elem_type::int32;
     const catalog& cat = builtin_catalog();
     app.add_option("OP", p.op, "an operation of `hcube list`")->type_name("");
-    // --schedule names descend's algorithm (seed 001 speaks of schedules).
+    // --schedule names descend's algorithm (Hu speaks of schedules).
     const auto algo = [&p](const std::string& v) { p.algo = v; };
     CLI::Option* by_algo = add_value(app, "--algo", algo,
                                      "an algorithm of OP, or auto (default): the fitting algorithm "
@@ -277,14 +297,19 @@ action add_run(CLI::App& hcube) {
     std::string ops;
     for (const auto& op : cat.ops())
         ops += " " + op;
-    app.footer("A run whose memory estimate exceeds this computer's physical memory is refused.\n"
+    app.footer("A run whose memory estimate exceeds this computer's physical memory (or its "
+               "address-space limit) is refused.\n"
                "Exit status: 0 verified, 1 verification failed or the run failed (a deadlock), 2 "
                "usage error.\n\noperations:" +
                ops);
     const auto by_cost = [&app] { return app.count("--ts") + app.count("--tw") > 0; };
-    return [c, by_algo, by_schedule, by_cost] {
+    const auto by_words = [&app] { return app.count("--words") > 0; };
+    return [c, by_algo, by_schedule, by_cost, by_words] {
         if (*by_algo && *by_schedule)
             throw usage_error("--algo and --schedule name the same choice; give one");
+        // descend spreads M >= N elements over the nodes: M = N by default.
+        if (c->params.op == "descend" && !by_words())
+            c->params.words = std::size_t(1) << c->params.dim;
         if (c->calibrated) {
             if (by_cost())
                 throw usage_error("--cost calibrated sets t_s and t_w; give it or --ts/--tw, not "
@@ -341,7 +366,7 @@ void list() {
 } // namespace
 
 action add_list(CLI::App& hcube) {
-    hcube.add_subcommand("list", "Every operation with its algorithms, seed sections and cost "
+    hcube.add_subcommand("list", "Every operation with its algorithms, source sections and cost "
                                  "formulas, and the options each algorithm takes.");
     return [] {
         list();

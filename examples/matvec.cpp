@@ -1,4 +1,4 @@
-// matvec: y = A x on a d-cube, the motivating example of seed 002 (Mathur &
+// matvec: y = A x on a d-cube, the motivating example of Mathur & Johnsson (Mathur &
 // Johnsson, section 2), with A of P x P elements, P = N r, and x, y spread
 // evenly: node j holds x_j and y_j, the j-th segments of r elements.
 //

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what is missing, checks
 # the formatting (.clang-format), builds and runs every suite in a normal
-# build, again under ThreadSanitizer, and checks that an installed hcube can be
-# consumed through pkg-config.
+# build, the runtime's and the differential test under AddressSanitizer and
+# UndefinedBehaviorSanitizer, every suite again under ThreadSanitizer, and
+# checks that an installed hcube can be consumed through pkg-config.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -26,19 +27,50 @@ else
     echo "not a git checkout: formatting not checked"
 fi
 
+# Every suite must have run in the build named: a dependency that went
+# missing (MPI is auto-detected elsewhere) must not make its tests vanish.
+expect_suites() { # expect_suites DIR SUITE...
+    local dir=$1 suite
+    shift
+    for suite in "$@"; do
+        # Test names read "hcube:emu+fibers / emu-fibers": project, suites, name.
+        grep -Eq "\"name\": \"hcube:([a-z-]+\+)*$suite(\+[a-z-]+)* / " "$dir/meson-logs/testlog.json" ||
+            { echo "no test of suite '$suite' ran in $dir"; exit 1; }
+    done
+}
+
 echo "== build and test (debugoptimized)"
-configure build
+# setup.sh installs Open MPI: its suites are required here, not auto-detected.
+configure build -Dmpi=enabled
 meson compile -C build
 # The random differential test's budget (docs/testing.md): 20 s here and 10 s
-# under ThreadSanitizer instead of 60 s and 20 s by hand. Its seed is fixed,
-# so CI runs the first cases of the hand run; soak runs search further.
+# under the sanitizers instead of 60 s and 20 s by hand; every run first
+# sweeps every algorithm once, then draws from its variant's fixed seed.
 HCUBE_DIFF_SECONDS=20 meson test -C build --print-errorlogs
+expect_suites build lib emu fibers links-boost rooted reductions personalized cm200 aspc \
+    differential determinism api allport cli draw mpi examples
+
+echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer"
+# The runtime (its three variants), the public API and the differential
+# test, which reaches every algorithm; the other suites run the same code
+# paths on more sizes and stay with the normal and TSan builds.
+configure build-asan -Db_sanitize=address,undefined -Dbench=false -Dexamples=false -Dmpi=disabled
+asan_suites=(emu api differential)
+meson compile -C build-asan tests/emu/test-emu tests/emu/test-emu-blocked tests/emu/test-link-types \
+    tests/emu/test-memory tests/api/test-api tests/differential/test-collective-facts \
+    tests/differential/test-auto-choice tests/differential/test-calibration \
+    tests/differential/test-differential
+ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
+    HCUBE_DIFF_SECONDS=10 meson test -C build-asan --no-rebuild --print-errorlogs \
+    --timeout-multiplier 3 "${asan_suites[@]/#/--suite=}"
+expect_suites build-asan "${asan_suites[@]}" fibers links-boost
 
 echo "== build and test under ThreadSanitizer"
 configure build-tsan -Db_sanitize=thread -Dbench=false
 meson compile -C build-tsan
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" HCUBE_DIFF_SECONDS=10 \
     meson test -C build-tsan --print-errorlogs --timeout-multiplier 3
+expect_suites build-tsan emu fibers links-boost cm200 differential
 
 echo "== install and consume through pkg-config"
 stage=$PWD/build/stage
@@ -59,9 +91,10 @@ c++ -std=c++20 examples/lab/token_ring.cpp \
     ./token_ring 3 >/dev/null)
 echo "installed headers, libraries, hcube.pc and hcube-draw.pc build and run a node program and a drawing one"
 
-# One closing line over both builds (meson's own logs): tests that ended as
+# One closing line over the three builds (meson's own logs): tests that ended as
 # expected (OK, or EXPECTEDFAIL for the deadlock example) against the rest.
-logs=(build/meson-logs/testlog.json build-tsan/meson-logs/testlog.json)
+logs=(build/meson-logs/testlog.json build-asan/meson-logs/testlog.json
+    build-tsan/meson-logs/testlog.json)
 passed=$(cat "${logs[@]}" | grep -Eo '"result": "(OK|EXPECTEDFAIL)"' | wc -l)
 failed=$(cat "${logs[@]}" | grep -Eo '"result": "[A-Z]+"' | grep -Evc 'OK|EXPECTEDFAIL' || true)
 echo "hcube: $passed passed, $failed failed"

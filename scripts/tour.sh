@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, from a fresh machine: installs what is missing, builds, and
 # takes a short tour of hcube on a 16-node hypercube: a node program of one's
-# own, then collectives with their seed formula printed next to the measured
+# own, then collectives with their source formula printed next to the measured
 # virtual time.
 set -euo pipefail
 cd "$(dirname "$0")/.."

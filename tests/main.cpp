@@ -1,2 +1,99 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "deadline.hpp"
+#include "sanitizers.hpp"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// A hang (a lost wake-up, a wait nobody ends) fails its test case by name
+// within its deadline instead of at meson's timeout with no message: after
+// HCUBE_TEST_DEADLINE seconds (default 60, four times the longest case on a
+// loaded machine; times the sanitizer slowdown) the process exits with 1.
+double default_deadline() {
+    const char* env = std::getenv("HCUBE_TEST_DEADLINE");
+    const double seconds = env ? std::atof(env) : 60;
+    return seconds * hcube::test::sanitizer_slowdown;
+}
+
+class deadline_listener : public doctest::IReporter {
+public:
+    explicit deadline_listener(const doctest::ContextOptions&) {}
+
+    void test_case_start(const doctest::TestCaseData& tc) override {
+        std::lock_guard lock(watch().mu);
+        watch().name = tc.m_name;
+        watch().limit = default_deadline();
+        watch().since = clock_type::now();
+        watch().running = true;
+    }
+    static void extend(double seconds) {
+        std::lock_guard lock(watch().mu);
+        const std::chrono::duration<double> took = clock_type::now() - watch().since;
+        watch().limit = took.count() + seconds;
+    }
+    void test_case_end(const doctest::CurrentTestCaseStats&) override {
+        std::lock_guard lock(watch().mu);
+        watch().running = false;
+    }
+    void report_query(const doctest::QueryData&) override {}
+    void test_run_start() override {}
+    void test_run_end(const doctest::TestRunStats&) override {}
+    void test_case_reenter(const doctest::TestCaseData&) override {}
+    void test_case_exception(const doctest::TestCaseException&) override {}
+    void subcase_start(const doctest::SubcaseSignature&) override {}
+    void subcase_end() override {}
+    void log_assert(const doctest::AssertData&) override {}
+    void log_message(const doctest::MessageData&) override {}
+    void test_case_skipped(const doctest::TestCaseData&) override {}
+
+private:
+    struct state {
+        std::mutex mu;
+        std::string name;
+        double limit = 0;
+        clock_type::time_point since;
+        bool running = false;
+    };
+    // The watcher thread starts with the first test case and lives as long
+    // as the process (it is never joined: exit ends it).
+    static state& watch() {
+        static state s;
+        static const bool started = [] {
+            std::thread([] {
+                for (;;) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                    std::lock_guard lock(s.mu);
+                    const std::chrono::duration<double> took = clock_type::now() - s.since;
+                    if (!s.running || took.count() < s.limit) continue;
+                    std::fprintf(stderr,
+                                 "\ntest case \"%s\" still running after %.0f s (its deadline): "
+                                 "a hang, such as a lost wake-up\n",
+                                 s.name.c_str(), took.count());
+                    std::fflush(stderr);
+                    std::_Exit(1); // no unwinding: the hung threads hold locks
+                }
+            }).detach();
+            return true;
+        }();
+        (void)started;
+        return s;
+    }
+};
+
+} // namespace
+
+REGISTER_LISTENER("deadline", 1, deadline_listener);
+
+void hcube::test::extend_deadline(double seconds) {
+    deadline_listener::extend(seconds);
+}

@@ -97,6 +97,16 @@ std::string closest(std::string_view word, std::span<const std::string> candidat
     return best;
 }
 
+void check_arguments(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg.starts_with('-') &&
+            arg.substr(0, arg.find('=')).find_first_not_of('-') == std::string_view::npos)
+            throw usage_error("'" + std::string(arg) +
+                              "' is not an option: options are --NAME or --NAME VALUE");
+    }
+}
+
 void check_parsed(const CLI::App& app) {
     for (const CLI::Option* o : app.get_options())
         if (o->count() > 1 && !o->get_lnames().empty() && o->get_expected_min() > 0)
@@ -128,6 +138,7 @@ std::string message(const CLI::ParseError& e) {
 void parse_or_exit(CLI::App& app, int argc, char** argv) {
     prepare(app);
     try {
+        check_arguments(argc, argv);
         app.parse(argc, argv);
         check_parsed(app);
         return;

@@ -1,7 +1,7 @@
-// The step pictures and the wait-for graph: the hypercube drawn as seed 000
+// The step pictures and the wait-for graph: the hypercube drawn as Grama et al.
 // draws it (a square, a cube, two cubes side by side; d = 5, 6 as 4-cubes in
 // rows), each step's messages as arrows, every node's label (or a key to the
-// key table below); the CM-200 memory tables of seed 002 beside or below the
+// key table below); the CM-200 memory tables of Mathur & Johnsson beside or below the
 // cube; and the HTML page that steps through them.
 #include <hcube/draw.hpp>
 
@@ -9,6 +9,7 @@
 #include <bit>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 
@@ -147,11 +148,12 @@ box text_box(double x, double y, std::string_view anchor, double size,
 
 // A line text keeps off: a link, an arrow's shaft or head, with `pad` px on
 // either side (half its width and a gap), or only `tight` (half its width)
-// where nothing else is free.
-// either side (half its width and a gap).
+// where nothing else is free. A node's label may cross a light link of the
+// cube (link: its white halo covers it) rather than sit away from the node.
 struct segment {
     point p, q;
     double pad, tight;
+    bool link = false;
 };
 
 // Whether the segment p-q crosses box b (clipped to b's slabs, Liang-Barsky).
@@ -196,16 +198,19 @@ struct placer {
     std::vector<segment> lines; // links and the step's arrows: text keeps off them
     double shaft = 3;           // px either side of an arrow's shaft
     // How many texts and lines b meets (the page's edge counts as many).
-    std::size_t conflicts(const box& b, bool tight = false) const {
+    std::size_t conflicts(const box& b, bool tight = false, bool over_links = false) const {
         if (b.x0 < page.x0 || b.y0 < page.y0 || b.x1 > page.x1 || b.y1 > page.y1) return 1000;
         return std::size_t(
             std::count_if(taken.begin(), taken.end(), [&](const box& o) { return b.overlaps(o); }) +
             std::count_if(lines.begin(), lines.end(), [&](const segment& l) {
                 const double pad = tight ? l.tight : l.pad;
-                return crosses(l.p, l.q, {b.x0 - pad, b.y0 - pad, b.x1 + pad, b.y1 + pad});
+                return !(over_links && l.link) &&
+                       crosses(l.p, l.q, {b.x0 - pad, b.y0 - pad, b.x1 + pad, b.y1 + pad});
             }));
     }
-    bool free(const box& b, bool tight = false) const { return conflicts(b, tight) == 0; }
+    bool free(const box& b, bool tight = false, bool over_links = false) const {
+        return conflicts(b, tight, over_links) == 0;
+    }
     // The first of the candidates whose room(c, false) is free; else the
     // first if it is free with tight gaps and room(c, true) (exact widths),
     // else the first that is; else end.
@@ -330,7 +335,7 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
     pl.page = {2, 52, L.width - 2, L.height - 2}; // below the title and caption
     pl.shaft = d >= 4 ? 4 : 3; // a 4-cube's labels start closer to the long arrows
     for (const auto& [a, b] : edges(L, d))
-        pl.lines.push_back({a, b, 2, 1.25});
+        pl.lines.push_back({a, b, 2, 1.25, true});
     for (const auto& [a, b] : arrows)
         pl.arrow(a, b);
     for (int i = 0; i < (1 << d); ++i) {
@@ -406,7 +411,27 @@ node_plan plan_nodes(const cube_layout& L, int d, const std::vector<std::string>
         const auto room = [&](const node_texts& c, bool exact) {
             return text_box(c.label.x, c.label.y, c.anchor, size, c.lines, exact);
         };
-        auto chosen = pl.first_free(at, room);
+        // Right beside the node (at its height or 9 px off), across a light
+        // link if need be, before anywhere farther.
+        std::vector<node_texts> close;
+        std::copy_if(at.begin(), at.end(), std::back_inserter(close), [&](const node_texts& c) {
+            const double middle = q.y + 4 - 0.6 * size * double(c.lines.size() - 1);
+            return c.anchor != "middle" && std::abs(c.label.x - q.x) < node_radius + 7 &&
+                   std::abs(c.label.y - middle) <= 9;
+        });
+        auto chosen = std::find_if(at.cbegin(), at.cend(),
+                                   [&](const node_texts& c) { return pl.free(room(c, false)); });
+        if (chosen == at.end() ||
+            std::find_if(close.begin(), close.end(), [&](const node_texts& c) {
+                return c.label.x == chosen->label.x && c.label.y == chosen->label.y &&
+                       c.lines == chosen->lines;
+            }) == close.end())
+            if (const auto beside = std::find_if(
+                    close.begin(), close.end(),
+                    [&](const node_texts& c) { return pl.free(room(c, false), false, true); });
+                beside != close.end())
+                chosen = at.insert(at.begin(), *beside);
+        if (chosen == at.end()) chosen = pl.first_free(at, room);
         if (chosen == at.end()) {
             // The key goes beside, above or below the node, or a corner.
             const std::string key = key_name(plan.keyed.size());
@@ -450,9 +475,10 @@ void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector
         // An id with no room near its node is the circle's tooltip.
         const bool id = !std::isnan(t.id.x);
         os << fmt::format(
-            R"(<circle cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" stroke-width="1.5"{})"
+            R"(<circle class="node" data-node="{}" cx="{}" cy="{}" r="{}" fill="{}" stroke="#333" )"
+            R"(stroke-width="1.5"{})"
             R"(<text x="{}" y="{}" text-anchor="middle" font-weight="bold">{}</text>)",
-            num(q.x), num(q.y), num(node_radius),
+            i, num(q.x), num(q.y), num(node_radius),
             i < int(hot.size()) && hot[std::size_t(i)] ? "#fde9e7" : "#f4f7fb",
             id ? "/>" : "><title>" + binary(i, d) + "</title></circle>", num(q.x), num(q.y + 4), i);
         if (id)
@@ -510,7 +536,8 @@ bool arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
         };
         // Long cargo ("{0,1} {0,3} {0,5} {0,7}") in lines of two or three
         // blocks, or one when that is what fits; further from the arrow only
-        // when nothing close is free.
+        // when nothing close is free; 2 px clear of other texts, so that two
+        // arrows' labels do not read as one.
         std::vector<std::string> lines = wrap(text, 12);
         auto [where, room, side_anchor] = at(0.5, near, lines, 1);
         bool found = false;
@@ -521,7 +548,7 @@ bool arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
                     for (const double f : {0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85, 0.1, 0.9})
                         if (const auto [w, r, an] =
                                 at(f, side < 0 ? away + 2 * arrow_side : away, narrow, side);
-                            !found && pl.free(r))
+                            !found && pl.free({r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}))
                             where = w, room = r, side_anchor = an, lines = narrow, found = true;
             }
         anchor = side_anchor;
@@ -554,7 +581,7 @@ void legend(std::ostream& os, double x, double y, int d, const std::string& note
     os << '\n';
 }
 
-// Seed 002's "Dim" column: the link location j's element came over, found
+// Mathur & Johnsson's "Dim" column: the link location j's element came over, found
 // from the data (the neighbour that held it one step before).
 std::string table_dim(const algorithm_steps& s, std::size_t k, std::size_t j) {
     if (k == 0) return "";
@@ -572,7 +599,7 @@ struct nodes {
 };
 
 // The memory table of every node up to step k (rows of later steps empty), as
-// in seed 002's Figures 8-11; cells have class "cell" and data-step/mem/node.
+// in Mathur & Johnsson's Figures 8-11; cells have class "cell" and data-step/mem/node.
 double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0, double y0,
                   nodes n) {
     const std::size_t words = s.params.words;
@@ -613,7 +640,7 @@ double draw_table(std::ostream& os, const algorithm_steps& s, std::size_t k, dou
     return col(n.hi) + cw - x0;
 }
 
-// Seed 002's Figures 13-19 for step k: every memory address of every node,
+// Mathur & Johnsson's Figures 13-19 for step k: every memory address of every node,
 // "●" sending its partial sum, "+" receiving and adding, "○" added before,
 // and the dimension the sum crossed. Cells have class "cell".
 double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::size_t k, double x0,
@@ -648,17 +675,24 @@ double draw_reduction_table(std::ostream& os, const algorithm_steps& s, std::siz
             os << fmt::format(R"(<text x="{}" y="{}">{}</text>)", num(col(n.hi)), num(y),
                               std::countr_zero(unsigned(plus ^ dot)));
     }
+    // The key to the marks, in two lines under the table.
+    const double key_y = y0 + rh * double(addresses + 1) + 4;
+    for (const auto& [line, text] :
+         {std::pair{0, "● sends the partial sum of the address,"},
+          std::pair{1, "+ receives it and adds its own, ○ added its own before"}})
+        os << fmt::format(R"(<text class="marks" x="{}" y="{}" fill="#444">{}</text>)", num(x0),
+                          num(key_y + rh * line), text);
     os << "</g>\n";
-    return col(n.hi) + cw + 10 - x0;
+    return std::max(col(n.hi) + cw + 10 - x0, 0.6 * 12 * 55);
 }
 
-// Seed 001's Table 1 from the run: the link element j of logical node i
+// Hu's Table 1 from the run: the link element j of logical node i
 // left on in step 1 (cells of class "sched", data-elem j, data-proc i).
 double draw_schedule(std::ostream& os, const algorithm_steps& s, double x0, double y0, nodes n) {
     const double cw = 24, rh = 17, first = 70;
     os << fmt::format(R"(<g class="schedule" font-size="12" font-family="monospace">)"
                       R"(<text x="{}" y="{}" font-weight="bold">Schedule phi_i(j), read from )"
-                      R"(step 1 (seed 001, Table 1)</text>)"
+                      R"(step 1 (Hu, Table 1)</text>)"
                       R"(<text x="{}" y="{}" font-weight="bold">j \ i</text>)",
                       num(x0), num(y0), num(x0), num(y0 + rh));
     for (int i = n.lo; i < n.hi; ++i)
@@ -784,7 +818,8 @@ picture step_svg(const algorithm_steps& s, std::size_t k) {
     while (d >= 5 && L.width > screen_width && margin > 60)
         L = cube_layout(d, margin -= 10, widest_label(s, narrowest_label));
     std::ostringstream body;
-    body << arrow_markers(d);
+    const std::string markers = fmt::format("s{}-", k); // the page holds every step
+    body << arrow_markers(d, markers);
     body << fmt::format(R"(<text x="16" y="24" font-size="16" font-weight="bold">{}</text>)"
                         R"(<text x="16" y="44" font-size="13" fill="#333">{}</text>)",
                         xml(s.title), xml(step_caption(s, k)))
@@ -815,12 +850,12 @@ picture step_svg(const algorithm_steps& s, std::size_t k) {
         // From 4-cubes on, whose steps may use 64 links, an arrow label with
         // no room is only in the tooltip; on smaller cubes in the key table.
         if (!arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
-                   marker_ref(t.dim), t.dim < 0, "msg",
+                   marker_ref(t.dim, markers), t.dim < 0, "msg",
                    tip + "; it brings " +
                        (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
                    d <= 4 ? st.carried[i] : "") &&
             d <= 3)
-            keys.emplace_back(fmt::format("{}→{} brings {}", t.from, t.to, st.carried[i]),
+            keys.emplace_back(fmt::format("arrow {}→{} brings {}", t.from, t.to, st.carried[i]),
                               st.carried_lists[i]);
     }
     std::vector<bool> hot(std::size_t(1) << d);
@@ -832,8 +867,12 @@ picture step_svg(const algorithm_steps& s, std::size_t k) {
     double width = std::max({L.width, 640.0, title}), height = L.height + 40;
     legend(body, 16, L.height + 10, d,
            "arrows: the messages of this step, with what they bring; red nodes received one");
-    if (!keys.empty())
-        height = L.height + 50 + draw_keys(body, keys, 16, L.height + 50, width - 32) + 10;
+    if (!keys.empty()) {
+        body << fmt::format(R"(<text x="16" y="{}" font-size="12" fill="#444">labels with no )"
+                            R"(room beside their node or arrow:</text>)",
+                            num(L.height + 58));
+        height = L.height + 64 + draw_keys(body, keys, 16, L.height + 64, width - 32) + 10;
+    }
     // The tables go beside the cube, or below it from 4-cubes on or where a
     // screen's width does not hold both; a table's height is in rows.
     const auto tables = [&](std::ostream& os, double tx, double ty, bool split) {
@@ -863,7 +902,7 @@ picture step_svg(const algorithm_steps& s, std::size_t k) {
             const std::size_t rows = s.steps[k].memory.empty() ? 0 : s.steps[k].memory[0].size();
             place([&](std::ostream& o, double y,
                       nodes n) { return draw_reduction_table(o, s, k, tx, y, n); },
-                  double(rows + 2));
+                  double(rows + 4));
         }
         if (s.table)
             place([&](std::ostream& o, double y, nodes n) { return draw_table(o, s, k, tx, y, n); },
@@ -892,7 +931,7 @@ p.facts { margin: 2px 0 10px; color: #333; }
 #slider { width: 320px; }
 #caption { font-size: 14px; }
 .step[hidden] { display: none; }
-pre { background: #f6f6f6; padding: 8px; }
+pre { background: #f6f6f6; padding: 8px; white-space: pre-wrap; overflow-wrap: anywhere; max-width: 1100px; }
 )";
 
 // The controls: previous/next, a slider, the arrow keys; "#next=N" in the
@@ -960,12 +999,11 @@ std::vector<std::string> step_svgs(const algorithm_steps& s) {
 void write_steps_html(const algorithm_steps& s, std::ostream& os) {
     const run_report& r = s.report;
     const std::string facts = xml(fmt::format(
-        "{} [{}]. This run: virtual time {} (t_s = {}, t_w = {}), {} steps, {} messages, {} "
-        "congestion events. Labels come from the run's own buffers: (0,1) = the blocks of "
-        "nodes 0 and 1, [0..3] = a partial sum of nodes 0 to 3, {{0,5}} = node 0's block for "
-        "node 5, a5:2 = element a[5] after 2 iterations of descend.",
+        "{} [{}]. This run: virtual time {} (t_s = {}, t_w = {}), {} step{}, {} message{}, {} "
+        "congestion event{}. {} Everything shown is read from the run's own buffers.",
         s.formula, s.source, num(r.virtual_time), num(r.cost.t_s), num(r.cost.t_w), r.steps,
-        r.trace.size(), r.congestion.size()));
+        r.steps == 1 ? "" : "s", r.trace.size(), r.trace.size() == 1 ? "" : "s",
+        r.congestion.size(), r.congestion.size() == 1 ? "" : "s", s.notation));
     page(os, s.title, facts, step_svgs(s), "");
 }
 

@@ -128,14 +128,12 @@ std::vector<sym> memory_of(int i, std::initializer_list<const std::vector<sym>*>
     return v;
 }
 
-constexpr int max_drawn_dim = 6;
-
 enum class label_style {
     blocks, // (0,1,2,3): the nodes whose blocks it holds
     sums,   // [0..3]: the nodes its partial sums cover
     pairs,  // {0,5}: block of node 0 for node 5
-    slots,  // (3|1): element 1 of logical node 3 (seed 001)
-    rounds, // a5:2: element a[5] after 2 iterations (seed 001, section 4)
+    slots,  // (3|1): element 1 of logical node 3 (Hu)
+    rounds, // a5:2: element a[5] after 2 iterations (Hu, section 4)
 };
 
 struct sym_program {
@@ -146,10 +144,10 @@ struct sym_program {
     // Personalized data: a node holds what is in any of its buffers and
     // was not passed on (Figures 4.15, 4.20: blocks held for others too).
     bool transit = false;
-    // CM-200 cycle reductions: seed 002's Figures 12-19, read from the partial
+    // CM-200 cycle reductions: Mathur & Johnsson's Figures 12-19, read from the partial
     // sums in every buffer.
     bool reduction = false;
-    // ASPC: seed 001's Table 1, the link each element leaves on in step 1.
+    // ASPC: Hu's Table 1, the link each element leaves on in step 1.
     bool schedule = false;
     // ASPC and descend keep their elements in buffers of their own while they
     // are relayed: an arrow carries what its receiver gained that its sender
@@ -304,7 +302,7 @@ sym_program program_for(const run_params& p) {
                                algo);
             };
         } else {
-            // Seed 002's memory address x of every node is element x of the
+            // Mathur & Johnsson's memory address x of every node is element x of the
             // array: its partial sums travel as one symbolic element.
             each([&](int i) {
                 g.in[std::size_t(i)] = blocks(n * int(m), 1, [&](int x, std::size_t) {
@@ -340,7 +338,7 @@ sym_program program_for(const run_params& p) {
             alltoall(me, std::span<const sym>(in), std::span<sym>(out), algo);
         };
     } else if (op == "aspc" && pick<bool>(p, {{"four-step", true}, {"single-port", true}})) {
-        // Seed 001: element (i|j) of logical node i = G^-1(physical id); the
+        // Hu: element (i|j) of logical node i = G^-1(physical id); the
         // plus half's results, then the minus half's, land in out.
         g.style = label_style::slots;
         g.schedule = a == "four-step"; // single-port's step 1 sends one element
@@ -357,11 +355,11 @@ sym_program program_for(const run_params& p) {
             aspc(me, std::span<const sym>(in), o.first(in.size()), o.subspan(in.size()));
         };
     } else if (op == "descend") {
-        // Seed 001, section 4: logical node q holds a[q L .. q L + L - 1]; an
+        // Hu, section 4: logical node q holds a[q L .. q L + L - 1]; an
         // element names its index in the mask, so M is at most 64.
         const std::size_t M = m;
         if (M > 64)
-            throw usage_error("hcube draw descend draws up to M = 64 elements (--words); M = " +
+            throw usage_error("descend is drawn up to M = 64 elements (--words); M = " +
                               std::to_string(M) + " has too many to read");
         const auto schedule = pick<descend_schedule>(
             p, {{"direct", descend_schedule::direct}, {"pipelined", descend_schedule::pipelined}});
@@ -479,7 +477,7 @@ std::vector<std::string> products(const std::vector<sym>& v, label_style style) 
 }
 
 // How many blocks a label lists before it writes them as runs (and pairs as
-// products): as the seeds' figures, up to 3-cubes 8 blocks on a node, 4 on an
+// products): as the sources' figures, up to 3-cubes 8 blocks on a node, 4 on an
 // arrow, and every pair; from 4-cubes on, 3.
 std::size_t max_listed(label_style style, int dim, bool arrow) {
     if (dim >= 4) return 3;
@@ -487,7 +485,7 @@ std::size_t max_listed(label_style style, int dim, bool arrow) {
     return std::size_t(-1);
 }
 
-// The label of a node holding `v`, in the seeds' notation.
+// The label of a node holding `v`, in the sources' notation.
 // More than `max_listed` single blocks are written as runs.
 std::string label(const std::vector<sym>& v, label_style style, std::size_t max_listed) {
     std::vector<std::string> tokens;
@@ -538,7 +536,7 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
     return style == label_style::blocks ? out + ")" : out;
 }
 
-// Seed 002's cell "ij": element i of node j's data.
+// Mathur & Johnsson's cell "ij": element i of node j's data.
 std::string cell(const sym& s) {
     const int node = std::countr_zero(s.mask);
     return s.item < 10 && node < 10 ? fmt::format("{}{}", s.item, node)
@@ -564,7 +562,7 @@ std::vector<sym> common(const std::vector<sym>& a, const std::vector<sym>& b) {
     return out;
 }
 
-// Seed 002's Figures 12-19: in step k the partial sum of address x that
+// Mathur & Johnsson's Figures 12-19: in step k the partial sum of address x that
 // covers most nodes (k + 1 of them) is at the node that received it and added
 // its own element ("+"); the node that held it the step before sent it ("●");
 // the other nodes it covers had added theirs ("○"). memory(i, k): every
@@ -599,11 +597,74 @@ void reduction_cells(algorithm_steps& s, int n, const Memory& memory) {
     }
 }
 
+// Refuses before allocating: every node's symbols are kept at each of its
+// calls (about one per message of the formula) and again for the transit view.
+void check_memory_to_draw(const algorithm_entry& e, const run_params& p) {
+    const data_estimate d = estimated_data(e, p);
+    run_params unit = p;
+    unit.cost = {1, 0, 0};
+    const double calls = std::max(0.0, e.formula_time(unit)) + 2;
+    const double need =
+        d.elements * sizeof(sym) * 2 * calls + machine_bytes(p.dim, p.link_capacity);
+    check_memory(
+        fmt::format("drawing {} {} with m = {} on {} nodes", p.op, p.algo, p.words, 1 << p.dim),
+        need,
+        fmt::format("{} symbols of {} bytes, kept at each of about {} calls per node, "
+                    "twice",
+                    d.counted, sizeof(sym), calls));
+}
+
+// The page's key to what it shows, for this run's labels and tables only.
+std::string notation_of(const sym_program& g, const run_params& p, bool cycles) {
+    std::string s;
+    switch (g.style) {
+    case label_style::blocks:
+        s = std::string("Labels: the blocks a node holds ((0,1) = the blocks of nodes 0 and 1)") +
+            (g.transit ? ", those it keeps for others too." : ".");
+        break;
+    case label_style::sums:
+        s = "Labels: the partial sums a node holds ([0..3] = the sum of the elements of nodes "
+            "0 to 3, [0,2] = of nodes 0 and 2).";
+        break;
+    case label_style::pairs:
+        s = "Labels: the blocks a node holds ({0,5} = node 0's block for node 5), its own and "
+            "those it passes on.";
+        break;
+    case label_style::slots:
+        s = "Labels: the elements a node holds ((3|1) = element 1 of logical node 3, Hu's "
+            "notation).";
+        break;
+    case label_style::rounds:
+        s = "Labels: the elements a node holds (a5:2 = element a[5] after 2 iterations of "
+            "descend).";
+        break;
+    }
+    s += " Arrows: the messages of the step, labelled with what they bring.";
+    if (g.table)
+        s += " The table: every node's memory after every step, cell ij = element i of node "
+             "j's data, Dim = the link it came over (Mathur & Johnsson, Figures 8-11).";
+    if (g.reduction)
+        s += " The table: every memory address of every node; ● sends the partial sum of that "
+             "address, + receives it and adds its own element, ○ added its element in an "
+             "earlier step; Dim = the link the sum crossed (Mathur & Johnsson, Figures 12-19).";
+    if (cycles) {
+        const std::size_t d = std::size_t(std::max(p.dim, 1)), beta = (p.words + d - 1) / d;
+        s += fmt::format(
+            " d-cycles cuts each node's M' = {} word{} into d = {} subblocks (word s into "
+            "subblock s mod {}, {} word{} each at most) and sends subblock i around cycle i, "
+            "all d cycles at once on different links (Mathur & Johnsson 4.2.4){}.",
+            p.words, p.words == 1 ? "" : "s", d, d, beta, beta == 1 ? "" : "s",
+            p.words < d ? fmt::format("; with M' < d, {} of the cycles carry nothing", d - p.words)
+                        : "");
+    }
+    return s;
+}
+
 } // namespace
 
 algorithm_steps record_steps(run_params p) {
     if (p.dim < 0 || p.dim > max_drawn_dim)
-        throw usage_error("hcube draw draws up to d = " + std::to_string(max_drawn_dim) +
+        throw usage_error("steps are drawn up to d = " + std::to_string(max_drawn_dim) +
                           " (64 nodes); d = " + std::to_string(p.dim) +
                           " has too many to read: use hcube run --trace FILE.json");
     const algorithm_entry& e = resolve_algorithm(p);
@@ -612,6 +673,7 @@ algorithm_steps record_steps(run_params p) {
         p.options.try_emplace(o.name, o.fallback);
     if (const std::string why = e.unfit(p); !why.empty())
         throw usage_error(p.op + " " + p.algo + ": " + why);
+    check_memory_to_draw(e, p);
     sym_program g = program_for(p);
     buffers().keep_freed = g.keep_freed;
 
@@ -646,6 +708,7 @@ algorithm_steps record_steps(run_params p) {
     s.formula = e.formula;
     s.table = g.table;
     s.reduction_table = g.reduction;
+    s.notation = notation_of(g, p, p.algo == "d-cycles");
     s.title = fmt::format("{} {} on a {}-cube ({} nodes), m = {}, {}-port", p.op, p.algo, p.dim, n,
                           p.words, port_policy_of(p.ports).option);
 
@@ -730,7 +793,7 @@ algorithm_steps record_steps(run_params p) {
             st.labels.push_back(std::move(brief));
             st.lists.push_back(std::move(full));
             if (!s.table) continue;
-            // Seed 002's tables: location j holds element j of the block that
+            // Mathur & Johnsson's tables: location j holds element j of the block that
             // arrived last (Init: the node's own).
             std::vector<std::string> mem(p.words);
             const std::vector<sym>& before = held(i, k - 1);
@@ -771,7 +834,7 @@ algorithm_steps record_steps(run_params p) {
             auto cargo = named(gain, true);
             if (s.table && !alone) {
                 // Location j's element came from the neighbour that held it
-                // in location j one step before (seed 002's Dim column).
+                // in location j one step before (Mathur & Johnsson's Dim column).
                 cargo = {};
                 const auto& to = st.memory[std::size_t(t.to)];
                 const auto& from = s.steps[std::size_t(k - 1)].memory[std::size_t(t.from)];

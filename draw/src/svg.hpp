@@ -40,19 +40,22 @@ inline std::string_view dim_colour(int dim) {
     return palette[dim % 8];
 }
 
-// An arrowhead marker per dimension (and "r" for routed), ids "arrow-K".
-inline std::string arrow_markers(int dims) {
+// An arrowhead marker per dimension (and "r" for routed), ids "PREFIXarrow-K".
+// SVGs that share a page need prefixes of their own: a url(#id) takes the
+// page's first element of that id, and markers in a hidden block draw nothing.
+inline std::string arrow_markers(int dims, std::string_view prefix = "") {
     std::string out = "<defs>";
     for (int k = -1; k < dims; ++k)
-        out += fmt::format(R"(<marker id="arrow-{}" viewBox="0 0 10 10" refX="9" refY="5" )"
+        out += fmt::format(R"(<marker id="{}arrow-{}" viewBox="0 0 10 10" refX="9" refY="5" )"
                            R"(markerWidth="7" markerHeight="7" orient="auto-start-reverse">)"
                            R"(<path d="M0,0 L10,5 L0,10 z" fill="{}"/></marker>)",
-                           k < 0 ? "r" : std::to_string(k), dim_colour(k));
+                           prefix, k < 0 ? "r" : std::to_string(k), dim_colour(k));
     return out + "</defs>";
 }
 
-inline std::string marker_ref(int dim) {
-    return dim < 0 ? "url(#arrow-r)" : fmt::format("url(#arrow-{})", dim);
+inline std::string marker_ref(int dim, std::string_view prefix = "") {
+    return dim < 0 ? fmt::format("url(#{}arrow-r)", prefix)
+                   : fmt::format("url(#{}arrow-{})", prefix, dim);
 }
 
 // A number as short text: 3, 2.5, 0.125.

@@ -6,32 +6,86 @@
 #include <cmath>
 #include <ostream>
 
+#include "message_times.hpp"
 #include "svg.hpp"
 
 namespace hcube {
 
 using namespace draw_detail;
 
-std::vector<std::size_t> critical_path(const run_report& r) {
-    std::vector<std::size_t> path;
-    if (r.node_time.empty() || r.trace.empty()) return path;
+namespace {
+
+// Two clocks that are one value reached by different sums.
+bool same_time(double a, double b) {
+    return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+} // namespace
+
+std::vector<critical_step> critical_path(const run_report& r) {
+    std::vector<critical_step> path;
+    if (r.node_time.empty()) return path;
+    // When each received message's receive ended: at its arrival, or on a
+    // single-port node's one receive port, after the receive before it
+    // (charge_receive in the emulator); in the order the node took them.
+    const bool port_per_link = port_policy_of(r.ports).port_per_link;
+    std::vector<double> taken(r.trace.size(), -1);
+    std::vector<std::vector<std::size_t>> into(r.node_time.size()), out_of(r.node_time.size());
+    for (std::size_t i = 0; i < r.trace.size(); ++i) {
+        if (r.trace[i].recv_call >= 0) into[std::size_t(r.trace[i].to)].push_back(i);
+        out_of[std::size_t(r.trace[i].from)].push_back(i);
+    }
+    for (auto& in : into) {
+        std::sort(in.begin(), in.end(), [&](std::size_t a, std::size_t b) {
+            return r.trace[a].recv_call < r.trace[b].recv_call;
+        });
+        double port = 0;
+        for (const std::size_t i : in) {
+            const trace_record& m = r.trace[i];
+            port = port_per_link ? m.arrival
+                                 : std::max(m.arrival - duration(r, m), port) + duration(r, m);
+            taken[i] = port;
+        }
+    }
     int n = int(std::max_element(r.node_time.begin(), r.node_time.end()) - r.node_time.begin());
     double t = r.node_time[std::size_t(n)];
-    // Walk back: the latest message into n that arrived by t set n's clock
-    // (or its port) then; continue from its sender at its start. Each step
-    // back goes to a strictly earlier start, so the walk ends.
-    for (;;) {
-        std::size_t best = r.trace.size();
-        for (std::size_t i = 0; i < r.trace.size(); ++i) {
+    // Walk back from (n, t): a receive that ended at t (continue at its
+    // sender when the arrival set it, else at the receive before it), or a
+    // send whose port came free at t (continue at its start), or local work
+    // since the node's last such event. Every stretch is longer than zero.
+    while (t > 0 && !same_time(t, 0)) {
+        critical_step st{-1, n, 0, t};
+        for (const std::size_t i : into[std::size_t(n)]) {
             const trace_record& m = r.trace[i];
-            if (m.to != n || m.arrival > t) continue;
-            if (best == r.trace.size() || m.arrival > r.trace[best].arrival) best = i;
+            if (!same_time(taken[i], t)) continue;
+            const bool arrived = same_time(m.arrival, t);
+            const double from = arrived ? m.start : t - duration(r, m);
+            if (from < t && !same_time(from, t)) {
+                st = {std::ptrdiff_t(i), n, from, t};
+                if (arrived) n = m.from;
+                break;
+            }
         }
-        if (best == r.trace.size()) break;
-        path.push_back(best);
-        n = r.trace[best].from;
-        t = r.trace[best].start;
-        if (t <= 0) break;
+        if (st.message < 0)
+            for (const std::size_t i : out_of[std::size_t(n)]) {
+                const trace_record& m = r.trace[i];
+                if (same_time(port_free(r, m), t) && m.start < t && !same_time(m.start, t)) {
+                    st = {std::ptrdiff_t(i), n, m.start, t};
+                    break;
+                }
+            }
+        if (st.message < 0) {
+            // Local work: back to the node's latest receive or send before t.
+            double before = 0;
+            for (const std::size_t i : into[std::size_t(n)])
+                if (taken[i] < t && !same_time(taken[i], t)) before = std::max(before, taken[i]);
+            for (const std::size_t i : out_of[std::size_t(n)])
+                if (const double f = port_free(r, r.trace[i]); f < t && !same_time(f, t))
+                    before = std::max(before, f);
+            st.begin = before;
+        }
+        path.push_back(st);
+        t = st.begin;
     }
     return path;
 }
@@ -111,22 +165,22 @@ void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options 
                           num(std::max(1.0, x(c.granted) - x(c.wanted))), c.source, c.dest, c.from,
                           c.from ^ (1 << c.dim), num(c.wanted), num(c.granted))
            << '\n';
-    // A delayed routed message leaves when it got its links (the red bar
-    // before it is the wait).
-    const auto leaves = [&](const trace_record& m) {
-        for (const auto& c : r.congestion)
-            if (m.dim < 0 && c.source == m.from && c.dest == m.to && c.wanted == m.start)
-                return c.granted;
-        return m.start;
-    };
-    // Messages; the critical path under them, wide and pale.
-    const std::vector<std::size_t> crit = critical_path(r);
-    for (const std::size_t i : crit) {
-        const trace_record& m = r.trace[i];
-        os << fmt::format(R"(<line class="critical" x1="{}" y1="{}" x2="{}" y2="{}" )"
-                          R"(stroke="#ffd400" stroke-width="9" stroke-linecap="round" )"
-                          R"(opacity="0.7"/>)",
-                          num(x(leaves(m))), num(y(m.from)), num(x(m.arrival)), num(y(m.to)))
+    const auto leaves = [&](const trace_record& m) { return draw_detail::leaves(r, m); };
+    // Messages; the critical path under them, wide and pale (local work along
+    // its node's line), each stretch with the virtual time it accounts for.
+    const std::vector<critical_step> crit = critical_path(r);
+    std::size_t crit_messages = 0;
+    for (const critical_step& c : crit) {
+        double x1 = x(c.begin), y1 = y(c.node), x2 = x(c.end), y2 = y(c.node);
+        if (c.message >= 0) {
+            const trace_record& m = r.trace[std::size_t(c.message)];
+            x1 = x(leaves(m)), y1 = y(m.from), x2 = x(m.arrival), y2 = y(m.to);
+            ++crit_messages;
+        }
+        os << fmt::format(R"(<line class="critical" data-begin="{}" data-end="{}" x1="{}" )"
+                          R"(y1="{}" x2="{}" y2="{}" stroke="#ffd400" stroke-width="9" )"
+                          R"(stroke-linecap="round" opacity="0.7"/>)",
+                          num(c.begin), num(c.end), num(x1), num(y1), num(x2), num(y2))
            << '\n';
     }
     for (const auto& m : r.trace)
@@ -157,15 +211,19 @@ void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options 
     }
     ly += 18;
     lx = left;
+    const bool local = crit_messages < crit.size();
     os << fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#ffd400" )"
-                      R"(stroke-width="9" opacity="0.7"/><text x="{}" y="{}">critical path )"
-                      R"(({} messages, virtual time {})</text>)",
+                      R"(stroke-width="9" opacity="0.7"/><text x="{}" y="{}">critical path: )"
+                      R"({} message{}{}, adding up to the virtual time {}</text>)",
                       num(lx), num(ly), num(lx + 22), num(ly), num(lx + 30), num(ly + 4),
-                      crit.size(), num(r.virtual_time))
+                      crit_messages, crit_messages == 1 ? "" : "s", local ? " and local work" : "",
+                      num(r.virtual_time))
        << '\n';
+    const double cx = lx + (local ? 540 : 450);
     os << fmt::format(R"(<rect x="{}" y="{}" width="22" height="6" fill="#e41a1c" )"
-                      R"(opacity="0.6"/><text x="{}" y="{}">congestion delay ({} events)</text>)",
-                      num(lx + 330), num(ly - 3), num(lx + 358), num(ly + 4), r.congestion.size())
+                      R"(opacity="0.6"/><text x="{}" y="{}">congestion delay ({} event{})</text>)",
+                      num(cx), num(ly - 3), num(cx + 28), num(ly + 4), r.congestion.size(),
+                      r.congestion.size() == 1 ? "" : "s")
        << '\n';
     os << "</svg>\n";
 }

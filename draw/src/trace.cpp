@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <ostream>
+#include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "message_times.hpp"
 
 namespace hcube {
 
@@ -21,34 +25,65 @@ constexpr double min_slice_us = 1;
 
 struct slice {
     double begin = 0, end = 0; // microseconds on the trace's axis
+    double virtual_begin = 0, virtual_end = 0;
+    int lane = 0; // 0: the node's track; more: a track beside it for overlapping calls
 };
 
-// Each node's calls laid end to end in call order: a call's slice starts no
-// earlier than the previous one ended (single-port sends queue on the port),
-// so the slices of a track nest, as the format needs.
+bool sends(call_kind k) {
+    return k == call_kind::send || k == call_kind::send_routed;
+}
+
+// Each call's slice: a send from its message's start to when its port was
+// free again (draw_detail::port_free), any other call from the node's clock
+// when it began to when it returned (and its sends' ports were free). On the
+// virtual axis calls can overlap (a send's port is busy while the node goes
+// on to its next call; all-port sends at once): a slice that would overlap
+// its track's last goes to a track beside it, unless the overlap is less
+// than the shortest slice (zero-length calls), which moves it right.
 std::vector<slice> slices(const run_report& r, trace_clock clock) {
-    std::vector<double> sent_until(r.calls.size(), 0);
-    for (const auto& t : r.trace)
-        if (t.send_call >= 0)
-            sent_until[std::size_t(t.send_call)] =
-                std::max(sent_until[std::size_t(t.send_call)], t.dim < 0 ? t.start : t.arrival);
     std::vector<slice> out(r.calls.size());
-    double cursor = 0;
-    for (std::size_t i = 0; i < r.calls.size(); ++i) {
-        const call_record& c = r.calls[i];
-        if (i == 0 || c.node != r.calls[i - 1].node) cursor = 0;
-        double b, e;
-        if (clock == trace_clock::virtual_time) {
-            b = c.start * virtual_scale;
-            e = std::max(c.end, sent_until[i]) * virtual_scale;
+    std::vector<bool> sent(r.calls.size());
+    for (std::size_t i = 0; i < r.calls.size(); ++i)
+        out[i].virtual_begin = r.calls[i].start, out[i].virtual_end = r.calls[i].end;
+    for (const auto& t : r.trace) {
+        if (t.send_call < 0) continue;
+        slice& s = out[std::size_t(t.send_call)];
+        const double free = draw_detail::port_free(r, t);
+        if (sends(r.calls[std::size_t(t.send_call)].kind)) {
+            s.virtual_begin =
+                sent[std::size_t(t.send_call)] ? std::min(s.virtual_begin, t.start) : t.start;
+            s.virtual_end = sent[std::size_t(t.send_call)] ? std::max(s.virtual_end, free) : free;
+            sent[std::size_t(t.send_call)] = true;
         } else {
-            b = double(c.wall_start) / 1000;
-            e = double(c.wall_end) / 1000;
+            s.virtual_end = std::max(s.virtual_end, free);
         }
-        b = std::max(b, cursor);
-        e = std::max(e, b + min_slice_us);
-        out[i] = {b, e};
-        cursor = e;
+    }
+    std::vector<std::size_t> order(r.calls.size());
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    const auto begin_of = [&](std::size_t i) {
+        return clock == trace_clock::virtual_time ? out[i].virtual_begin * virtual_scale
+                                                  : double(r.calls[i].wall_start) / 1000;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+        return std::pair(r.calls[a].node, begin_of(a)) < std::pair(r.calls[b].node, begin_of(b));
+    });
+    std::vector<double> lanes; // per track of the current node: where its last slice ends
+    for (std::size_t n = 0; n < order.size(); ++n) {
+        const std::size_t i = order[n];
+        if (n == 0 || r.calls[i].node != r.calls[order[n - 1]].node) lanes.clear();
+        slice& s = out[i];
+        double b = begin_of(i);
+        double e = clock == trace_clock::virtual_time ? s.virtual_end * virtual_scale
+                                                      : double(r.calls[i].wall_end) / 1000;
+        std::size_t lane = 0;
+        while (lane < lanes.size() && lanes[lane] > b + min_slice_us)
+            ++lane;
+        if (lane == lanes.size()) lanes.push_back(b);
+        const double shift = std::max(0.0, lanes[lane] - b);
+        b += shift, e = std::max(e + shift, b + min_slice_us);
+        s.begin = b, s.end = e, s.lane = int(lane);
+        lanes[lane] = e;
     }
     return out;
 }
@@ -74,7 +109,6 @@ void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) 
     const std::vector<slice> sl = slices(r, o.clock);
 
     std::vector<std::uint64_t> sent(r.calls.size()), received(r.calls.size());
-    std::vector<std::int64_t> messages(r.calls.size());
     for (const auto& t : r.trace) {
         if (t.send_call >= 0) sent[std::size_t(t.send_call)] += t.bytes;
         if (t.recv_call >= 0) received[std::size_t(t.recv_call)] += t.bytes;
@@ -87,38 +121,54 @@ void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) 
                       {"args",
                        {{"name", "hcube " + std::to_string(r.dim) + "-cube, " +
                                      std::string(to_string(r.ports))}}}});
-    for (int i = 0; i < p; ++i) {
-        events.push_back({{"ph", "M"},
-                          {"name", "thread_name"},
-                          {"pid", 0},
-                          {"tid", i},
-                          {"args", {{"name", "node " + std::to_string(i)}}}});
+    // A track per node, and beside it the tracks its overlapping calls need
+    // (tid lane * p + node).
+    int lanes = 1;
+    for (const slice& s : sl)
+        lanes = std::max(lanes, s.lane + 1);
+    std::vector<bool> used(std::size_t(lanes * p));
+    for (int i = 0; i < p; ++i)
+        used[std::size_t(i)] = true;
+    for (std::size_t i = 0; i < r.calls.size(); ++i)
+        used[std::size_t(sl[i].lane * p + r.calls[i].node)] = true;
+    const auto tid = [&](std::size_t call) { return sl[call].lane * p + r.calls[call].node; };
+    for (int t = 0; t < lanes * p; ++t) {
+        if (!used[std::size_t(t)]) continue;
+        const int node = t % p, lane = t / p;
+        events.push_back(
+            {{"ph", "M"},
+             {"name", "thread_name"},
+             {"pid", 0},
+             {"tid", t},
+             {"args",
+              {{"name", "node " + std::to_string(node) + (lane ? " (overlapping calls)" : "")}}}});
         events.push_back({{"ph", "M"},
                           {"name", "thread_sort_index"},
                           {"pid", 0},
-                          {"tid", i},
-                          {"args", {{"sort_index", i}}}});
+                          {"tid", t},
+                          {"args", {{"sort_index", node * lanes + lane}}}});
     }
     for (std::size_t i = 0; i < r.calls.size(); ++i) {
         const call_record& c = r.calls[i];
         json args = {{"step", c.step},
                      {"bytes_sent", sent[i]},
                      {"bytes_received", received[i]},
-                     {"virtual_start", c.start},
-                     {"virtual_end", c.end}};
+                     {"virtual_start", sl[i].virtual_begin},
+                     {"virtual_end", sl[i].virtual_end}};
         if (c.dim >= 0) args["link"] = c.dim;
         if (c.peer >= 0) args["peer"] = c.peer;
         events.push_back({{"ph", "X"},
                           {"cat", "primitive"},
                           {"name", call_name(c)},
                           {"pid", 0},
-                          {"tid", c.node},
+                          {"tid", tid(i)},
                           {"ts", sl[i].begin},
                           {"dur", sl[i].end - sl[i].begin},
                           {"args", std::move(args)}});
     }
-    // One flow per message: from the middle of the sending call's slice to the
-    // middle of the receiving call's (a flow binds to the slice enclosing it).
+    // One flow per message, forward in time: from the start of the sending
+    // call's slice to the end of the receiving call's, where the message has
+    // arrived (a little inside it: a flow binds to the slice enclosing it).
     for (std::size_t id = 0; id < r.trace.size(); ++id) {
         const trace_record& t = r.trace[id];
         if (t.send_call < 0 || t.recv_call < 0) continue;
@@ -134,8 +184,8 @@ void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) 
                           {"name", name},
                           {"id", id},
                           {"pid", 0},
-                          {"tid", t.from},
-                          {"ts", (a.begin + a.end) / 2},
+                          {"tid", tid(std::size_t(t.send_call))},
+                          {"ts", a.begin},
                           {"args", args}});
         events.push_back({{"ph", "f"},
                           {"bp", "e"},
@@ -143,8 +193,8 @@ void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) 
                           {"name", name},
                           {"id", id},
                           {"pid", 0},
-                          {"tid", t.to},
-                          {"ts", (b.begin + b.end) / 2},
+                          {"tid", tid(std::size_t(t.recv_call))},
+                          {"ts", std::max(a.begin, b.end - std::min(0.5, (b.end - b.begin) / 2))},
                           {"args", std::move(args)}});
     }
     json doc = {
@@ -152,10 +202,12 @@ void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) 
         {"displayTimeUnit", "ms"},
         {"otherData",
          {{"time_axis", virt ? "virtual" : "wall"},
-          {"time_unit", virt ? "1 virtual time unit (t_s = " + std::to_string(r.cost.t_s) +
-                                   ", t_w = " + std::to_string(r.cost.t_w) +
-                                   ") is drawn as 1 ms; slices of one node are laid end to end"
-                             : "wall clock of the emulation, from the run's start"},
+          {"time_unit",
+           virt ? fmt::format("1 virtual time unit (t_s = {:g}, t_w = {:g}) is drawn as 1 ms; a "
+                              "send lasts while its port is busy, so calls of one node can "
+                              "overlap and go to a track beside it",
+                              r.cost.t_s, r.cost.t_w)
+                : "wall clock of the emulation, from the run's start"},
           {"dim", r.dim},
           {"ports", std::string(to_string(r.ports))},
           {"virtual_time", r.virtual_time},

@@ -1,14 +1,19 @@
 #include <hcube/driver/calibration.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -28,6 +33,16 @@ std::string text(double v) {
 }
 
 } // namespace
+
+std::string poor_fit(const fit& f) {
+    constexpr double worst = 0.25, r2 = 0.9;
+    if (f.worst_residual <= worst && f.r2 >= r2) return "";
+    std::ostringstream os;
+    os << std::setprecision(3) << "R^2 = " << f.r2 << ", worst relative residual "
+       << f.worst_residual * 100 << "% (a good fit has R^2 >= " << r2
+       << " and every residual within " << worst * 100 << "%)";
+    return os.str();
+}
 
 fit fit_points(std::span<const point> points) {
     // Weighted normal equations of y = t_s + t_w x, w = 1 / y^2.
@@ -98,6 +113,10 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+// hcube calibrate writes word_bytes (4); a file's may differ, but a word of
+// more than 1 MiB is a damaged file, not a measurement.
+constexpr std::uint64_t max_word_bytes = std::uint64_t(1) << 20;
+
 // The file's object, {} when it does not exist.
 json read_file(const std::string& path) {
     std::ifstream in(path);
@@ -142,6 +161,21 @@ void save(const entry& e, const std::string& path) {
                     (ec ? " (" + ec.message() + ")" : ""));
 }
 
+void check_destination(const std::string& path) {
+    read_file(path);
+    const std::filesystem::path file(path);
+    const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    std::string why = ec.message();
+    if (!ec) {
+        const bool exists = std::filesystem::exists(file, ec);
+        if (access((exists ? file : dir).c_str(), W_OK) == 0) return;
+        why = std::strerror(errno);
+    }
+    throw usage_error("cannot write the calibration file " + path + " (" + why + ")");
+}
+
 std::optional<entry> load(const std::string& path, executor_kind e, link_impl l) {
     const json all = read_file(path);
     const auto it = all.find(key(e, l));
@@ -149,8 +183,14 @@ std::optional<entry> load(const std::string& path, executor_kind e, link_impl l)
     try {
         entry c{e, l, {}, it->at("measured").get<std::string>(), {}};
         c.costs.t_s = it->at("t_s").get<double>();
-        c.costs.t_w = it->at("t_w").get<double>() * double(word_bytes) /
-                      double(it->at("word_bytes").get<std::size_t>());
+        // The bytes of the word t_w was measured per: a positive integer.
+        const json& per = it->at("word_bytes");
+        if (!per.is_number_unsigned() || per.get<std::uint64_t>() == 0 ||
+            per.get<std::uint64_t>() > max_word_bytes)
+            throw error("word_bytes must be an integer in 1.." + std::to_string(max_word_bytes) +
+                        ", not " + per.dump());
+        c.costs.t_w =
+            it->at("t_w").get<double>() * double(word_bytes) / double(per.get<std::uint64_t>());
         c.costs.r2 = it->at("r2").get<double>();
         c.costs.worst_residual = it->at("worst_residual").get<double>();
         c.costs.points = it->at("points").get<std::size_t>();

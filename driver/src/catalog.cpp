@@ -5,8 +5,6 @@
 #include <limits>
 #include <sstream>
 
-#include <unistd.h>
-
 #include <hcube/cost/personalized.hpp>
 #include <hcube/cost/rooted.hpp>
 #include <hcube/system.hpp>
@@ -202,7 +200,7 @@ const algorithm_entry* catalog::choose(const run_params& p) const {
 }
 
 std::string catalog::choice_basis(const run_params& p) const {
-    if (p.cores <= 0) return "the least closed-form cost (seed 000, Table 4.1)";
+    if (p.cores <= 0) return "the least closed-form cost (Grama et al. Table 4.1)";
     if (const measured_pick m = measured_choice(*this, p); m.entry) return m.basis;
     return "the least predicted wall time on " + std::to_string(p.cores) +
            " cores (calibrated t_s, t_w; docs/cost-model.md)";
@@ -231,7 +229,7 @@ double machine_bytes(int dim, std::size_t capacity) {
            nodes * node_resident_bytes;
 }
 
-double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what) {
+data_estimate estimated_data(const algorithm_entry& e, const run_params& p) {
     const double nodes = std::ldexp(1.0, p.dim), m = double(p.words);
     double elem = double(elem_bytes(p.type));
     // Elements held at once, over all nodes: inputs, results, the copies in
@@ -251,19 +249,31 @@ double estimated_bytes(const algorithm_entry& e, const run_params& p, std::strin
     } else {
         elements = 4 * nodes * m, counted = "4 p m";
     }
-    const double data = elements * elem, mach = machine_bytes(p.dim, p.link_capacity);
+    return {elements, elem, counted};
+}
+
+double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what) {
+    const data_estimate d = estimated_data(e, p);
+    const double mach = machine_bytes(p.dim, p.link_capacity);
     if (what) {
         std::ostringstream os;
-        os << counted << " elements of " << elem << " bytes + " << human_bytes(mach)
+        os << d.counted << " elements of " << d.bytes << " bytes + " << human_bytes(mach)
            << " of machine: links and threads";
         *what = os.str();
     }
-    return data + mach;
+    return d.elements * d.bytes + mach;
 }
 
-double physical_memory_bytes() {
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? double(pages) * double(page) : 0;
+void check_memory(const std::string& what, double need, const std::string& counted) {
+    const os_limits lim = read_os_limits();
+    const bool by_limit =
+        lim.address_space >= 0 && !(lim.memory > 0 && lim.memory < lim.address_space);
+    const double have = by_limit ? lim.address_space : lim.memory;
+    if (have > 0 && need > have)
+        throw usage_error(
+            what + " needs about " + human_bytes(need) + " (" + counted + "), more than the " +
+            human_bytes(have) +
+            (by_limit ? " the address-space limit (ulimit -v) leaves" : " of physical memory"));
 }
 
 const catalog& builtin_catalog() {
@@ -354,7 +364,7 @@ std::optional<exact_form> uneven_blocks_form(const run_params& p, std::size_t me
             ": the blocks have " + std::to_string(m / nodes) + " or " +
             std::to_string(m / nodes + 1) + " words, and the longest chain of messages has " +
             std::to_string(messages) + " messages carrying " + std::to_string(words) +
-            " words, not the seed's 2 (p-1) m/p = " + number(seed_words);
+            " words, not the source's 2 (p-1) m/p = " + number(seed_words);
     return f;
 }
 
@@ -407,14 +417,11 @@ run_outcome run_algorithm(run_params p) {
         p.options.try_emplace(o.name, o.fallback);
     if (const std::string why = e->unfit(p); !why.empty())
         throw usage_error(p.op + " " + p.algo + ": " + why);
-    // Refuse before allocating: std::bad_alloc halfway through says nothing.
     std::string counted;
-    const double need = estimated_bytes(*e, p, &counted), have = physical_memory_bytes();
-    if (have > 0 && need > have)
-        throw usage_error(p.op + " " + p.algo + " with m = " + std::to_string(p.words) + " on " +
-                          std::to_string(1LL << p.dim) + " nodes needs about " + human_bytes(need) +
-                          " (" + counted + "), more than the " + human_bytes(have) +
-                          " of physical memory");
+    const double need = estimated_bytes(*e, p, &counted);
+    check_memory(p.op + " " + p.algo + " with m = " + std::to_string(p.words) + " on " +
+                     std::to_string(1LL << p.dim) + " nodes",
+                 need, counted);
     if (const double t = e->formula_time(p); !std::isfinite(t))
         throw usage_error("t_s = " + number(p.cost.t_s) + ", t_w = " + number(p.cost.t_w) +
                           " make the formula time of " + p.op + " " + p.algo + " " + number(t) +

@@ -1,4 +1,4 @@
-// Catalog entries of the all-port chapter-4 algorithms (seed 000, 4.7.2; their
+// Catalog entries of the all-port chapter-4 algorithms (Grama et al. 4.7.2; their
 // records and node programs beside their operations' in collectives/):
 // broadcast and reduce over the d rotated or edge-disjoint spanning binomial
 // trees, scatter and gather over the rotated trees, all-to-all personalized on

@@ -1,10 +1,10 @@
-// Catalog entries of seed 002 (Mathur & Johnsson, CM-200): all-to-all
+// Catalog entries of Mathur & Johnsson (CM-200): all-to-all
 // broadcast (allgather, words = M', each node's contribution) and all-to-all
 // reduction (reduce-scatter, words = each node's result block, M = N words per
-// node) along one and d Hamiltonian cycles, and the seed's alternatives.
+// node) along one and d Hamiltonian cycles, and the source's alternatives.
 // Options: --order binary|gray (which node holds which array block; the result
 // is in block order either way), --index computation|motion|arrival (cycle
-// broadcasts; arrival leaves the data unordered, as the seed's AABC timings)
+// broadcasts; arrival leaves the data unordered, as the source's AABC timings)
 // and computation|motion (cycle reductions).
 // Reductions use plus, so every result has a serial reference.
 #include <hcube/driver/catalog.hpp>
@@ -114,11 +114,12 @@ run_outcome run_reduce_scatter(machine& mc, const run_params& p, cm200::reduce_s
     return make_outcome(std::move(r), formula(a, p), std::move(mismatch));
 }
 
-const option_spec order_option{"order",
-                               {"binary", "gray"},
-                               "binary",
-                               "node addresses in binary or Gray-code order (seed 002, 4.2.1): "
-                               "array block r lives on node r or G(r)"};
+const option_spec order_option{
+    "order",
+    {"binary", "gray"},
+    "binary",
+    "node addresses in binary or Gray-code order (Mathur & Johnsson 4.2.1): "
+    "array block r lives on node r or G(r)"};
 const option_spec index_option{"index",
                                {"computation", "motion", "arrival"},
                                "computation",
@@ -176,7 +177,7 @@ void register_cm200(catalog& c) {
     const std::vector<option_spec> order{order_option};
     const std::vector<option_spec> order_index{order_option, index_option};
     const std::vector<option_spec> order_rindex{order_option, reduction_index_option};
-    // Listed beside seed 000's algorithms of the same operations; `auto`
+    // Listed beside Grama et al.'s algorithms of the same operations; `auto`
     // chooses among the operations' own tables (allgather_records, ...).
     c.add(entry<ag>(record_of(ags, ag::one_cycle), order_index));
     c.add(entry<ag>(record_of(ags, ag::d_cycles), order_index));

@@ -1,4 +1,4 @@
-// Catalog entries for seed 000, 4.5 (all-to-all personalized communication)
+// Catalog entries for Grama et al. 4.5 (all-to-all personalized communication)
 // and 4.6.2 (circular shift on the hypercube).
 #include <hcube/collectives/alltoall.hpp>
 #include <hcube/collectives/shift.hpp>

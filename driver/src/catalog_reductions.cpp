@@ -1,4 +1,4 @@
-// Catalog entries of seed 000's all-to-all collectives: all-to-all broadcast
+// Catalog entries of Grama et al.'s all-to-all collectives: all-to-all broadcast
 // (allgather) and reduction (reduce-scatter), all-reduce and prefix sums (4.2,
 // 4.3, 4.7.1). Reductions use plus, so every result has a serial reference.
 #include <hcube/driver/catalog.hpp>

@@ -1,4 +1,4 @@
-// Catalog entries of the rooted collectives of seed 000: one-to-all broadcast,
+// Catalog entries of the rooted collectives of Grama et al.: one-to-all broadcast,
 // all-to-one reduction (4.1, 4.7.1), scatter and gather (4.4).
 #include <hcube/driver/catalog.hpp>
 

@@ -208,9 +208,11 @@ measured in_turns(const setup& s, const sampler& sample, const std::function<dou
 }
 
 void latency(machine& m, const setup& s, table& t) {
-    t.method = "ping-pong on link 0 between nodes 0 and 1, half the round trip; floor: half a "
-               "raw cross-core cache-line ping-pong plus one memcpy of the bytes";
-    t.columns = {"size_bytes", "latency_us", "min_us", "max_us", "floor_us", "iterations"};
+    t.method = "ping-pong on link 0 between nodes 0 and 1, half the round trip; raw: half a "
+               "cross-core cache-line ping-pong of two threads of its own plus one memcpy of "
+               "the bytes, the hardware's cost for reference (not a bound: hcube's ping-pong "
+               "can beat it, it waits differently)";
+    t.columns = {"size_bytes", "latency_us", "min_us", "max_us", "raw_us", "iterations"};
     for (const std::size_t size : s.sizes) {
         buffers b(2, size);
         const auto sample = [&](long n) {
@@ -228,13 +230,13 @@ void latency(machine& m, const setup& s, table& t) {
             });
         };
         std::optional<memcpy_probe> copy;
-        const auto floor = [&](long n) {
+        const auto raw = [&](long n) {
             if (!copy) copy.emplace(size, 1, 1, copy_reps(size, 1, n));
             const double copy_us = size == 0 ? 0 : double(size) / copy->bytes_per_second() * 1e6;
             return spin_round_trip_us(int(std::min(n, max_reps))) / 2 + copy_us;
         };
-        const measured r = in_turns(s, sample, floor,
-                                    [](double sec, long n) { return sec / double(n) / 2 * 1e6; });
+        const measured r =
+            in_turns(s, sample, raw, [](double sec, long n) { return sec / double(n) / 2 * 1e6; });
         t.rows.push_back({double(size), r.value.median, r.value.min, r.value.max, r.limit.min,
                           double(r.iterations)});
     }

@@ -1,6 +1,6 @@
-// `auto` under --cost calibrated (issue 14, docs/cost-model.md): a call's
+// `auto` under --cost calibrated (docs/cost-model.md): a call's
 // wall time on this machine, where p node threads share a few cores, is at
-// least its critical chain (the seed's closed form) and at least the work of
+// least its critical chain (the source's closed form) and at least the work of
 // all its nodes over the cores. The closed forms count one node's chain; the
 // work below counts every node's, for the algorithms whose nodes do unequal
 // shares (the rooted ones) or copy and combine words the closed form leaves

@@ -17,6 +17,12 @@ void about_to_park(machine_state& m, node_state& s) {
 }
 
 int choose_source(machine_state& m, node_state& s, int id) {
+    // Bounds before the inbox, as choose_link: a sender submits its message to
+    // the router only after putting it in the inbox, so a message sent after
+    // the bound read here was placed is seen below, and one sent later starts
+    // no earlier than that bound. Over MPI the router is rank 0's.
+    const router::bound other = m.net ? router::bound{-std::numeric_limits<double>::infinity(), -1}
+                                      : m.routes.least_other(id);
     choice best, unplaced;
     {
         std::lock_guard lock(s.routed_mu);
@@ -30,8 +36,7 @@ int choose_source(machine_state& m, node_state& s, int id) {
     s.pending_choice = best;
     if (best.from < 0) return -1;
     if (take_forced(s)) return best.from;
-    if (!(best < unplaced) || m.net) return -1; // over MPI the router is rank 0's
-    const router::bound other = m.routes.least_other(id);
+    if (!(best < unplaced)) return -1;
     return best < choice{other.time + least_duration(m), other.node} ? best.from : -1;
 }
 

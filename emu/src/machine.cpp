@@ -425,7 +425,8 @@ std::string undelivered_message(const std::vector<undelivered>& left) {
     std::size_t shown = 0;
     for (const auto& u : left) {
         if (++shown > 16) {
-            os << "\n  ... and " << left.size() - 16 << " more links";
+            os << "\n  ... and " << left.size() - 16 << " more link"
+               << (left.size() == 17 ? "" : "s");
             break;
         }
         os << "\n  node " << u.from << " -> node " << u.to
@@ -767,9 +768,10 @@ run_report machine::run(const std::function<void(node&)>& program) {
                                             " more from other ranks to finished nodes"
                                       : ""));
         if (everywhere)
-            throw error("run ended with " + std::to_string(everywhere) +
-                        " undelivered messages on other ranks (every message sent must be "
-                        "received); their ranks list those that arrived");
+            throw error("run ended with " + std::to_string(everywhere) + " undelivered message" +
+                        (everywhere == 1 ? "" : "s") +
+                        " on other ranks (every message sent must be received); their ranks "
+                        "list those that arrived");
     }
     for (int i = 0; i < m.p; ++i) {
         r.virtual_time = std::max(r.virtual_time, r.node_time[i]);

@@ -24,6 +24,14 @@
 // data nobody took) is recognised by its run number and dropped; routed
 // messages sent and arrived are summed over the ranks in combine(), so data
 // nobody received are reported as undelivered.
+//
+// Nothing the backend waits for is unbounded: a rank whose nodes never
+// finish, or a rank that stops answering (kill -STOP, a node program that
+// never returns), ends the job after config::mpi_quiet_limit with a message
+// naming it. The end of a run is an end marker from every rank to every
+// other, so the ranks whose marker is missing are known; the collectives that
+// combine the report are nonblocking and polled, and when one stalls the rank
+// pings the others: those that do not answer are named.
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -70,6 +78,9 @@ struct wire_header {
 enum : std::int32_t { data_kind = 1, end_kind = 2 };
 
 constexpr int routed_tag = 8; // routed traffic: a routed_header
+// Liveness, when a wait has stalled: a ping is answered with a pong by
+// whatever thread polls MPI on that rank (progress or a polled collective).
+constexpr int ping_tag = 9, pong_tag = 10;
 
 struct routed_header {
     std::int32_t kind;
@@ -178,9 +189,8 @@ public:
         inner_ = std::countr_zero(unsigned(per));
         m.local_begin = rank_ * per;
         m.local_end = m.local_begin + per;
-        for (int k = inner_; k < m.cfg.dim; ++k)
-            peers_.push_back(rank_ ^ (1 << (k - inner_)));
         sent_to_.assign(std::size_t(ranks_), 0);
+        ended_from_.assign(std::size_t(ranks_), false);
     }
 
     void connect() override {
@@ -273,17 +283,35 @@ public:
     std::uint64_t finish() override {
         std::lock_guard turn(mu_); // nodes are done; a late one may still hold it
         progress_locked();         // this empties every outgoing link
-        for (const int peer : peers_) {
-            wire_header h{end_kind, rank_, 0, 0, 0, 0, sent_to_[std::size_t(peer)]};
-            post(std::vector<std::byte>(sizeof h), h, peer);
+        // An end marker to every rank, with the count of messages sent to it:
+        // every rank's nodes are done once all have come; until then rank
+        // 0's router may still be placing messages for them, and this rank's
+        // finishes and bounds must reach it (remote.hpp).
+        for (int peer = 0; peer < ranks_; ++peer)
+            if (peer != rank_) {
+                wire_header h{end_kind, rank_, 0, 0, 0, 0, sent_to_[std::size_t(peer)]};
+                post(std::vector<std::byte>(sizeof h), h, peer);
+            }
+        auto quiet_since = std::chrono::steady_clock::now();
+        for (idle_backoff idle; ended_ + 1 < std::size_t(ranks_);) {
+            if (progress_locked()) {
+                idle.reset();
+                quiet_since = std::chrono::steady_clock::now();
+                continue;
+            }
+            idle.pause();
+            if (std::chrono::steady_clock::now() - quiet_since >= m_.cfg.mpi_quiet_limit) {
+                std::vector<int> missing;
+                for (int r = 0; r < ranks_; ++r)
+                    if (r != rank_ && !ended_from_[std::size_t(r)]) missing.push_back(r);
+                abort(ranks_text(missing) +
+                      (missing.size() == 1 ? " has not finished its nodes"
+                                           : " have not finished their nodes") +
+                      ": nothing moved for " + quiet_limit_text() +
+                      " after this rank's finished (a node program that never returns, or a "
+                      "stopped rank?)");
+            }
         }
-        // Every rank's nodes are done once the barrier completes; until then
-        // rank 0's router may still be placing messages for them, and this
-        // rank's finishes and bounds must reach it (remote.hpp).
-        MPI_Request all_done = MPI_REQUEST_NULL;
-        check(MPI_Ibarrier(comm_, &all_done), "MPI_Ibarrier");
-        for (idle_backoff idle; ended_ < peers_.size() || !completed(all_done);)
-            progress_locked() ? idle.reset() : idle.pause();
         retire_sends(true);
         // What arrived for nodes that had finished: undelivered, like what is
         // left in their links (machine.cpp drains those).
@@ -300,21 +328,17 @@ public:
                   std::to_string(expected_));
         received_ = expected_ = 0;
         ended_ = 0;
+        std::fill(ended_from_.begin(), ended_from_.end(), false);
         std::fill(sent_to_.begin(), sent_to_.end(), 0);
         return left;
     }
 
     std::uint64_t combine(run_report& r, std::uint64_t here) override {
-        check(MPI_Allreduce(MPI_IN_PLACE, r.node_time.data(), int(r.node_time.size()), MPI_DOUBLE,
-                            MPI_MAX, comm_),
-              "MPI_Allreduce");
-        check(MPI_Allreduce(MPI_IN_PLACE, r.node_steps.data(), int(r.node_steps.size()),
-                            MPI_INT64_T, MPI_MAX, comm_),
-              "MPI_Allreduce");
+        const char* stage = "combining the run's report";
+        allreduce(r.node_time.data(), int(r.node_time.size()), MPI_DOUBLE, MPI_MAX, stage);
+        allreduce(r.node_steps.data(), int(r.node_steps.size()), MPI_INT64_T, MPI_MAX, stage);
         // Other ranks' nodes' digests are 0 here.
-        check(MPI_Allreduce(MPI_IN_PLACE, r.node_digest.data(), int(r.node_digest.size()),
-                            MPI_UINT64_T, MPI_MAX, comm_),
-              "MPI_Allreduce");
+        allreduce(r.node_digest.data(), int(r.node_digest.size()), MPI_UINT64_T, MPI_MAX, stage);
         std::vector<std::uint64_t> counts;
         counts.reserve(2 * r.links.size() + 4);
         for (const link_stats& l : r.links) {
@@ -325,9 +349,7 @@ public:
         counts.push_back(routed_shipped_);
         counts.push_back(routed_received_);
         counts.push_back(here);
-        check(MPI_Allreduce(MPI_IN_PLACE, counts.data(), int(counts.size()), MPI_UINT64_T, MPI_SUM,
-                            comm_),
-              "MPI_Allreduce");
+        allreduce(counts.data(), int(counts.size()), MPI_UINT64_T, MPI_SUM, stage);
         for (std::size_t i = 0; i < r.links.size(); ++i)
             r.links[i] = {counts[2 * i], counts[2 * i + 1]};
         r.routed_messages = counts[counts.size() - 4];
@@ -335,15 +357,16 @@ public:
         // undelivered too.
         counts.back() += counts[counts.size() - 3] - counts[counts.size() - 2];
         auto events = std::uint64_t(r.congestion.size());
-        check(MPI_Bcast(&events, 1, MPI_UINT64_T, 0, comm_), "MPI_Bcast");
+        bcast(&events, 1, MPI_UINT64_T, stage);
         r.congestion.resize(events);
-        check(MPI_Bcast(r.congestion.data(), int(events * sizeof(congestion_event)), MPI_BYTE, 0,
-                        comm_),
-              "MPI_Bcast");
+        bcast(r.congestion.data(), int(events * sizeof(congestion_event)), MPI_BYTE, stage);
         const double wall = r.wall_seconds;
         r.rank_wall_seconds.resize(std::size_t(ranks_));
-        check(MPI_Allgather(&wall, 1, MPI_DOUBLE, r.rank_wall_seconds.data(), 1, MPI_DOUBLE, comm_),
-              "MPI_Allgather");
+        MPI_Request request = MPI_REQUEST_NULL;
+        check(MPI_Iallgather(&wall, 1, MPI_DOUBLE, r.rank_wall_seconds.data(), 1, MPI_DOUBLE, comm_,
+                             &request),
+              "MPI_Iallgather");
+        wait(request, stage);
         r.wall_seconds = *std::max_element(r.rank_wall_seconds.begin(), r.rank_wall_seconds.end());
         return counts.back();
     }
@@ -360,15 +383,20 @@ public:
             pack(mine, s.trace);
             pack(mine, s.receipts);
         }
+        const char* stage = "gathering the trace";
         std::vector<int> sizes(static_cast<std::size_t>(ranks_)), at(sizes.size());
         const int size = int(mine.size());
-        check(MPI_Allgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_), "MPI_Allgather");
+        MPI_Request request = MPI_REQUEST_NULL;
+        check(MPI_Iallgather(&size, 1, MPI_INT, sizes.data(), 1, MPI_INT, comm_, &request),
+              "MPI_Iallgather");
+        wait(request, stage);
         for (int r = 1; r < ranks_; ++r)
             at[std::size_t(r)] = at[std::size_t(r) - 1] + sizes[std::size_t(r) - 1];
         std::vector<std::byte> all(std::size_t(at.back() + sizes.back()));
-        check(MPI_Allgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), at.data(),
-                             MPI_BYTE, comm_),
-              "MPI_Allgatherv");
+        check(MPI_Iallgatherv(mine.data(), size, MPI_BYTE, all.data(), sizes.data(), at.data(),
+                              MPI_BYTE, comm_, &request),
+              "MPI_Iallgatherv");
+        wait(request, stage);
         const std::byte* from = all.data();
         for (int i = 0; i < m_.p; ++i) {
             node_state& s = m_.nodes[i];
@@ -383,17 +411,16 @@ public:
         // Rank 0's router knows when every routed message arrived.
         std::vector<router::trace_fix> fixes = m_.routes.trace_fixes();
         auto count = std::uint64_t(fixes.size());
-        check(MPI_Bcast(&count, 1, MPI_UINT64_T, 0, comm_), "MPI_Bcast");
+        bcast(&count, 1, MPI_UINT64_T, stage);
         fixes.resize(count);
-        check(MPI_Bcast(fixes.data(), int(count * sizeof(router::trace_fix)), MPI_BYTE, 0, comm_),
-              "MPI_Bcast");
+        bcast(fixes.data(), int(count * sizeof(router::trace_fix)), MPI_BYTE, stage);
         for (const auto& fix : fixes)
             m_.nodes[fix.node].trace[fix.index].arrival = fix.arrival;
     }
 
     bool all(bool b) override {
-        int mine = b, every = 0;
-        check(MPI_Allreduce(&mine, &every, 1, MPI_INT, MPI_LAND, comm_), "MPI_Allreduce");
+        int every = b;
+        allreduce(&every, 1, MPI_INT, MPI_LAND, "combining a verdict (machine::on_every_rank)");
         return every != 0;
     }
 
@@ -505,11 +532,110 @@ private:
     void retire_sends(bool all) {
         while (!sends_.empty()) {
             if (all)
-                check(MPI_Wait(&sends_.front().request, MPI_STATUS_IGNORE), "MPI_Wait");
+                wait(sends_.front().request, "sending the run's last messages");
             else if (!completed(sends_.front().request))
                 return;
             sends_.pop_front();
         }
+    }
+
+    // ---- bounded waits ---------------------------------------------------
+
+    void allreduce(void* data, int count, MPI_Datatype type, MPI_Op op, const char* stage) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        check(MPI_Iallreduce(MPI_IN_PLACE, data, count, type, op, comm_, &request),
+              "MPI_Iallreduce");
+        wait(request, stage);
+    }
+
+    void bcast(void* data, int count, MPI_Datatype type, const char* stage) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        check(MPI_Ibcast(data, count, type, 0, comm_, &request), "MPI_Ibcast");
+        wait(request, stage);
+    }
+
+    // Polls `request` to completion, answering other ranks' pings meanwhile;
+    // after config::mpi_quiet_limit asks every rank whether it is alive and
+    // ends the job naming those that do not answer.
+    void wait(MPI_Request& request, const char* stage) {
+        const auto start = std::chrono::steady_clock::now();
+        for (idle_backoff idle; !completed(request);) {
+            if (answer_pings()) {
+                idle.reset();
+                continue;
+            }
+            idle.pause();
+            if (std::chrono::steady_clock::now() - start < m_.cfg.mpi_quiet_limit) continue;
+            const std::vector<int> silent = silent_ranks(request);
+            if (silent.empty() && completed(request)) return;
+            abort(silent.empty()
+                      ? std::string(stage) + " did not complete within " + quiet_limit_text() +
+                            ", though every rank answers"
+                      : ranks_text(silent) + " did not answer within " + quiet_limit_text() +
+                            " while " + stage + " (a stopped or hung rank?)");
+        }
+    }
+
+    // Answers the pings that have come; true if there were any.
+    bool answer_pings() {
+        bool any = false;
+        for (;;) {
+            int flag = 0;
+            MPI_Status st;
+            check(MPI_Iprobe(MPI_ANY_SOURCE, ping_tag, comm_, &flag, &st), "MPI_Iprobe");
+            if (!flag) return any;
+            take_liveness(st);
+            any = true;
+        }
+    }
+
+    // Receives a ping (answered with a pong) or a late pong (dropped).
+    void take_liveness(const MPI_Status& st) {
+        char byte = 0;
+        check(MPI_Recv(&byte, 1, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+        if (st.MPI_TAG == ping_tag)
+            isend(std::vector<std::byte>(1), st.MPI_SOURCE, pong_tag, false);
+    }
+
+    // Pings every other rank and waits up to the quiet limit for the pongs:
+    // the ranks that sent none. Stops early if `request` completes meanwhile.
+    std::vector<int> silent_ranks(MPI_Request& request) {
+        for (int r = 0; r < ranks_; ++r)
+            if (r != rank_) isend(std::vector<std::byte>(1), r, ping_tag, false);
+        std::vector<bool> answered(std::size_t(ranks_), false);
+        answered[std::size_t(rank_)] = true;
+        const auto until = std::chrono::steady_clock::now() + m_.cfg.mpi_quiet_limit;
+        for (idle_backoff idle; std::chrono::steady_clock::now() < until;) {
+            answer_pings();
+            int flag = 0;
+            MPI_Status st;
+            check(MPI_Iprobe(MPI_ANY_SOURCE, pong_tag, comm_, &flag, &st), "MPI_Iprobe");
+            if (flag) {
+                take_liveness(st);
+                answered[std::size_t(st.MPI_SOURCE)] = true;
+                if (std::find(answered.begin(), answered.end(), false) == answered.end()) break;
+                continue;
+            }
+            if (completed(request)) return {};
+            idle.pause();
+        }
+        std::vector<int> silent;
+        for (int r = 0; r < ranks_; ++r)
+            if (!answered[std::size_t(r)]) silent.push_back(r);
+        return silent;
+    }
+
+    // "rank 3", "ranks 1, 3".
+    static std::string ranks_text(const std::vector<int>& ranks) {
+        std::string s = ranks.size() == 1 ? "rank" : "ranks";
+        for (std::size_t i = 0; i < ranks.size(); ++i)
+            s += (i ? ", " : " ") + std::to_string(ranks[i]);
+        return s;
+    }
+
+    std::string quiet_limit_text() const {
+        return std::to_string(m_.cfg.mpi_quiet_limit.count()) + " ms (config::mpi_quiet_limit)";
     }
 
     bool receive_all() {
@@ -521,6 +647,10 @@ private:
             if (!flag) return moved;
             if (st.MPI_TAG == routed_tag) {
                 moved |= receive_routed(st);
+                continue;
+            }
+            if (st.MPI_TAG == ping_tag || st.MPI_TAG == pong_tag) {
+                take_liveness(st);
                 continue;
             }
             moved = true;
@@ -543,6 +673,7 @@ private:
             moved = true;
             if (h.kind == end_kind) {
                 ++ended_;
+                ended_from_[std::size_t(st.MPI_SOURCE)] = true;
                 expected_ += h.sent;
                 continue;
             }
@@ -865,10 +996,10 @@ private:
     int inner_ = 0; // dimensions inside a rank: log(p / R)
     std::vector<out_link> outgoing_;
     std::vector<in_link> incoming_; // index_of(receiver, dim)
-    std::vector<int> peers_;        // the ranks this one shares links with
     std::vector<std::uint64_t> sent_to_;
     std::deque<send> sends_;
-    std::size_t ended_ = 0; // end markers received this run
+    std::size_t ended_ = 0;        // end markers received this run
+    std::vector<bool> ended_from_; // by rank
     std::uint64_t received_ = 0, expected_ = 0;
     alignas(16) std::byte small_[descriptor::inline_capacity + sizeof(wire_header)];
 

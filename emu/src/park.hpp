@@ -118,9 +118,10 @@ inline void wait_until(machine_state& m, node_state& s, Ready ready, wait_info i
         s.waiting.store(std::uint8_t(ended_by(info.kind)), std::memory_order_relaxed);
         m.park_barrier();
         if (ready()) {
-            // A waker that claimed this wait counted us active a second time.
-            // Not its group's last: it counts itself too.
-            if (!s.waiting.exchange(0, std::memory_order_relaxed))
+            // A waker that claimed this wait counted us active a second time
+            // (before its claim, which this acquire sees). Not its group's
+            // last: we count ourselves too.
+            if (!s.waiting.exchange(0, std::memory_order_acquire))
                 s.group->count.fetch_sub(1, std::memory_order_relaxed);
             return;
         }
@@ -135,7 +136,7 @@ inline void wait_until(machine_state& m, node_state& s, Ready ready, wait_info i
         m.exec->park(s, seq);
         // Unless a waker claimed the wait and counted us (cancel and spurious
         // wake-ups do not).
-        if (s.waiting.exchange(0, std::memory_order_relaxed)) m.activate(s);
+        if (s.waiting.exchange(0, std::memory_order_acquire)) m.activate(s);
         s.parked.store(false, std::memory_order_relaxed);
         if (ready()) return;
     }

@@ -80,8 +80,10 @@ public:
     virtual void placed_remote(int dest) noexcept = 0;
 
     // The local nodes finished: ships what is left and delivers until every
-    // rank this one shares links with has finished too. Returns the messages
-    // that arrived for local nodes and found no room (they are undelivered).
+    // rank has finished too (a rank that does not within
+    // config::mpi_quiet_limit is named and the job aborted). Returns the
+    // messages that arrived for local nodes and found no room (they are
+    // undelivered).
     virtual std::uint64_t finish() = 0;
 
     // Makes r the whole machine's report on every rank: node clocks by

@@ -76,7 +76,8 @@ std::string run_report::summary() const {
     os << "virtual time  " << virtual_time << "  (" << steps << " steps on the critical path)\n";
     os << "wall time     " << std::fixed << std::setprecision(6) << wall_seconds << " s\n"
        << std::defaultfloat;
-    os << "traffic       " << messages << " link messages, " << bytes << " bytes";
+    os << "traffic       " << messages << " link message" << (messages == 1 ? "" : "s") << ", "
+       << bytes << " bytes";
     if (routed_messages) os << " (" << routed_messages << " routed end to end)";
     os << '\n';
     if (!links.empty()) {
@@ -86,7 +87,8 @@ std::string run_report::summary() const {
         const auto at = std::size_t(busiest - links.begin());
         const int from = int(at / std::size_t(dim)), k = int(at % std::size_t(dim));
         os << "busiest link  " << from << " -> " << (from ^ (1 << k)) << " (dim " << k
-           << "): " << busiest->messages << " messages, " << busiest->bytes << " bytes\n";
+           << "): " << busiest->messages << " message" << (busiest->messages == 1 ? "" : "s")
+           << ", " << busiest->bytes << " bytes\n";
     }
     os << "congestion    " << congestion.size() << " event" << (congestion.size() == 1 ? "" : "s");
     for (std::size_t i = 0; i < congestion.size() && i < 4; ++i) {

@@ -212,10 +212,15 @@ std::vector<congestion_event> router::congestion() const {
     return events;
 }
 
+// One clock per call, the steps clock first. A message it places may be one
+// the time clock placed already; its receiver then wakes and may send below
+// the time clock's least pending key, which must not be forced past it.
+// Forcing the time clock only once the steps clock has nothing pending keeps
+// virtual time exact; forced placements on the steps clock follow its key
+// order among what is pending.
 bool router::force(std::vector<int>& woken) {
     std::lock_guard lock(mu_);
-    bool placed = false;
-    for (int which = 0; which < domains(); ++which) {
+    for (int which = domains() - 1; which >= 0; --which) {
         domain& dm = dom_[which];
         if (dm.low_queued[1].t == infinity) continue;
         const int source = dm.low_queued[1].node;
@@ -224,9 +229,9 @@ bool router::force(std::vector<int>& woken) {
         update(dm, source);
         place(which, msg, woken);
         settle(which, source, woken);
-        placed = true;
+        return true;
     }
-    return placed;
+    return false;
 }
 
 bool router::has_pending() {
@@ -236,7 +241,9 @@ bool router::has_pending() {
 
 bool router::pending_before(double t) {
     std::lock_guard lock(mu_);
-    return dom_[0].low_queued[1].t < t;
+    // A message placed on the time clock but not yet on the steps clock is
+    // not ready, whatever its arrival: the steps clock must place it first.
+    return dom_[0].low_queued[1].t < t || (!shared_ && dom_[1].low_queued[1].t != infinity);
 }
 
 router::bound router::least_other(int id) {

@@ -1,4 +1,4 @@
-// The E-cube router (seed 000, 4.5.3 and 4.6): routed messages, their
+// The E-cube router (Grama et al. 4.5.3 and 4.6): routed messages, their
 // congestion, resolved in virtual-time order. Private to emu/src.
 //
 // A routed message from src wants to start at w = max(clock, port) and holds
@@ -34,6 +34,9 @@
 // still a function of the program (the parked state is), but a node that was
 // blocked on a full link, not on a message, might later send with a smaller
 // key; with the default link capacity only programs that fill a link hit this.
+// A message placed on one clock but not yet on the other is not ready, and
+// its receiver's bound rises once it is: force() completes the steps clock
+// before it forces the time clock.
 //
 // Both clocks of a vclock run this independently (domain 0: time under the cost
 // model; domain 1: steps, every message one step), so the report's steps are
@@ -186,12 +189,13 @@ public:
     void publish(int id, std::uint64_t seq, vclock bound, std::vector<int>& woken);
     // Node `id` finished: it sends nothing more.
     void finish(int id, std::vector<int>& woken);
-    // Every unfinished node is parked: place the head of each domain's queue.
-    // False when nothing was pending.
+    // Every unfinished node is parked: place the head of one domain's queue
+    // (the steps clock's while it has one). False when nothing was pending.
     bool force(std::vector<int>& woken);
     // Whether a submitted message is still unplaced.
     bool has_pending();
-    // Whether an unplaced message wants to start before virtual time t.
+    // Whether an unplaced message wants to start before virtual time t, or
+    // waits for the steps clock only (then it is not ready either).
     bool pending_before(double t);
     // The least bound or queued key of every node but `id` (time clock): no
     // routed message from them starts before `time` (horizon.hpp).

@@ -438,12 +438,19 @@ struct machine_state {
         // The waker that claims the wait (exchange) counts the node active
         // again before it rings, so the machine never looks all parked while a
         // woken node has yet to run (horizon.cpp, last_parked); others need not
-        // ring, the bell has changed.
-        if ((n.waiting.load(std::memory_order_relaxed) & std::uint8_t(event)) &&
-            n.waiting.exchange(0, std::memory_order_relaxed)) {
-            activate(n);
+        // ring, the bell has changed. It counts the node before it claims: a
+        // node that finds its wait claimed takes that count as its own (park.hpp)
+        // and may park again at once, so the count must already be there, or
+        // its group could drop to zero under it and `active` drift for good.
+        if (!(n.waiting.load(std::memory_order_relaxed) & std::uint8_t(event))) return;
+        activate(n);
+        if (n.waiting.exchange(0, std::memory_order_acq_rel)) {
             n.bell.fetch_add(1, std::memory_order_seq_cst);
             exec->unpark(n);
+        } else {
+            // Claimed by another waker, or ended by the node itself: the count
+            // goes back, as activate's exact inverse (the node counts itself).
+            (void)deactivate(n);
         }
     }
     // Wakes every node in `ids` (the destinations of routed messages the router

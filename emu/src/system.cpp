@@ -89,6 +89,11 @@ os_limits read_os_limits() {
     lim.own_threads = number_in(status_field("/proc/self/status", "Threads:"), 1);
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page > 0) lim.memory = double(pages) * double(page);
+    // /proc/self/statm begins with the pages of address space in use.
+    if (rlimit as{}; getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && page > 0)
+        lim.address_space =
+            std::max(0.0, double(as.rlim_cur) -
+                              double(number_in(file_text("/proc/self/statm"), 0)) * double(page));
     return lim;
 }
 
@@ -101,7 +106,8 @@ std::string os_limit_problems(const config& c, const os_limits& lim) {
     };
     std::vector<std::string> why;
     // Fibers take a few worker threads and one mapping for all stacks (guard
-    // pages only as far as vm.max_map_count allows): only memory can refuse.
+    // pages only as far as vm.max_map_count allows): only memory and address
+    // space can refuse.
     const bool threaded = executor_policy_of(resolve_executor(c.executor)).thread_per_node;
     const long long mappings = threaded ? (long long)footprint_of(c, lim).mappings : 0;
     if (const long long need = mappings + lim.maps_in_use;
@@ -126,13 +132,23 @@ std::string os_limit_problems(const config& c, const os_limits& lim) {
                       " (raise it: ulimit -u " + raise_to(need) + ")");
     const double slots = double(std::bit_ceil(std::max<std::size_t>(c.link_capacity, 1)));
     const double links = double(p) * c.dim;
-    if (const double need = links * slots * double(detail::cache_line);
-        lim.memory > 0 && need > lim.memory)
+    const double link_bytes = links * slots * double(detail::cache_line);
+    if (lim.memory > 0 && link_bytes > lim.memory)
         why.push_back("with link_capacity " + std::to_string(c.link_capacity) + ", the " +
                       std::to_string(std::llround(links)) + " links of " +
                       std::to_string(std::llround(slots)) + " 64-byte slots need " +
-                      mebibytes(need) + ", more than the " + mebibytes(lim.memory) +
+                      mebibytes(link_bytes) + ", more than the " + mebibytes(lim.memory) +
                       " of memory (lower link_capacity)");
+    // Address space: the links' arena and, with fibers, every node's stack.
+    const double stacks =
+        threaded ? 0 : double(p) * double(detail::fiber_stack_stride(c.stack_bytes));
+    if (const double need = link_bytes + stacks; lim.address_space >= 0 && need > lim.address_space)
+        why.push_back("its links" + std::string(threaded ? "" : " and fiber stacks") + " need " +
+                      mebibytes(need) +
+                      " of address space, and the address-space limit "
+                      "(RLIMIT_AS, ulimit -v) leaves " +
+                      mebibytes(lim.address_space) + " (lower link_capacity" +
+                      (threaded ? "" : " or stack_bytes") + ", or raise the limit)");
     if (why.empty()) return "";
     std::string out = "machine: cannot start a " + std::to_string(c.dim) + "-cube here: ";
     for (std::size_t i = 0; i < why.size(); ++i)

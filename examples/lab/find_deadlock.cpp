@@ -3,7 +3,7 @@
 // (link_capacity 0: a send completes only when it is received) the program
 // hangs... or would: hcube reports the deadlock, and this program draws the
 // report's wait-for graph into deadlock.svg. Read both, find why every node
-// waits, and fix the program (one line) so that it completes.
+// waits, and fix the program so that it completes (README.md has a hint).
 // usage: find_deadlock  (exits 1 while the deadlock is there)
 #include <fstream>
 #include <iostream>

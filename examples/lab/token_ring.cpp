@@ -1,6 +1,6 @@
 // Lab exercise 1: pass a token around the Gray-code ring. Ring position r lives
-// on node gray(r), so ring neighbours are hypercube neighbours (seed 000,
-// 4.6.2, Figure 4.23): position r receives from r - 1 on the link
+// on node gray(r), so ring neighbours are hypercube neighbours (Grama et
+// al. 4.6.2, Figure 4.23): position r receives from r - 1 on the link
 // gray_transition(r - 1) and sends to r + 1 on gray_transition(r).
 //
 //   d = 3:  position  0   1   2   3   4   5   6   7   (back to 0)

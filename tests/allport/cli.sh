@@ -11,7 +11,7 @@ source "$(dirname "$0")/../support/cli_common.sh"
 out=$("$hcube" run broadcast --dim 3 --words 12 --ports all --ts 5 --tw 2) || fail "auto: exit status $?"
 expect_line "$out" '^broadcast rotated-trees: dim 3 \(8 nodes\), m = 12 words of int32, all-port' "auto picks the rotated trees"
 expect_line "$out" '^  virtual time +39$' "rotated trees virtual time"
-expect_line "$out" '^  formula +39 = log p \(t_s \+ t_w ceil\(m/log p\)\), all-port  \[seed 000, 4\.7\.2' "all-port formula"
+expect_line "$out" '^  formula +39 = log p \(t_s \+ t_w ceil\(m/log p\)\), all-port  \[Grama et al. 4\.7\.2' "all-port formula"
 grep -q 'assumes single-port' <<<"$out" && fail "an all-port run noted a single-port formula: $out"
 
 # p = 8, m = 12 per node: 3 t_s + 7 ceil(12/3) t_w = 15 + 56 = 71.

@@ -1,5 +1,5 @@
 // collectives/all_port.hpp: all-reduce as reduce-scatter then allgather along
-// the d rotated Hamiltonian cycles of seed 002 against the serial fold (plus
+// the d rotated Hamiltonian cycles of Mathur & Johnsson against the serial fold (plus
 // and the non-commutative matrix product), d = 0..7, n not divisible by p or
 // d; virtual time equal to cost::allreduce_d_cycles for the commutative
 // operator, on buffered and on unbuffered links; the t_w coefficient log p

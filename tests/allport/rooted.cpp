@@ -173,7 +173,7 @@ TEST_CASE("rooted all-port collectives carry other element types") {
     scatter_gather_case<test::point>(mc, 5, 3);
 }
 
-TEST_CASE("the seed's claim: t_w coefficient m log p single-port, m (rotated trees) all-port") {
+TEST_CASE("the source's claim: t_w coefficient m log p single-port, m (rotated trees) all-port") {
     for (int d = 2; d <= 10; ++d) {
         const double m = 720 * d; // divisible by d
         CHECK(cost::rooted_trees(tree_family::rotated, d, m, 0, 1) == m);

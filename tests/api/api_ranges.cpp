@@ -1,5 +1,5 @@
-// Every public collective called with the buffers students write (issue 9, "API
-// friction"): std::span<T>, std::span<const T>, std::vector<T> and std::array<T, N>
+// Every public collective called with the buffers students write:
+// std::span<T>, std::span<const T>, std::vector<T> and std::array<T, N>
 // inputs, span, vector and array outputs, the element type deduced; results
 // checked against serial references written here from the definitions. Before
 // ranges.hpp none of these calls compiled except the span<const T>/span<T>
@@ -196,7 +196,7 @@ auto results(Program program, port_model ports = port_model::single_port) {
 
 } // namespace
 
-// ---- seed 000 collectives --------------------------------------------------
+// ---- Grama et al. collectives --------------------------------------------------
 
 TEST_CASE("allgather, scatter, gather and alltoall take any contiguous range") {
     for_each_kind([]<int K>() {
@@ -358,7 +358,7 @@ TEST_CASE("reduce_scatter and circular_shift take any contiguous range") {
     });
 }
 
-// ---- seed 001: ASPC and descend --------------------------------------------
+// ---- Hu: ASPC and descend --------------------------------------------
 
 TEST_CASE("aspc, descend and descend_serial take any contiguous range") {
     for_each_kind([]<int K>() {
@@ -421,7 +421,7 @@ TEST_CASE("aspc, descend and descend_serial take any contiguous range") {
     });
 }
 
-// ---- seed 002: the CM-200 algorithms ----------------------------------------
+// ---- Mathur & Johnsson: the CM-200 algorithms ----------------------------------------
 
 TEST_CASE("cm200 allgather and reduce_scatter take any contiguous range") {
     for_each_kind([]<int K>() {

@@ -1,5 +1,5 @@
 // lib/include/hcube/aspc_schedule.hpp: H_n, the tables of Definitions 1-3, the Gray
-// embedding, and seed 001's Tables 1 and 2, Lemmas 5, 8, 9, Theorems 1-5.
+// embedding, and Hu's Tables 1 and 2, Lemmas 5, 8, 9, Theorems 1-5.
 #include <doctest/doctest.h>
 
 #include <hcube/aspc_schedule.hpp>
@@ -15,14 +15,14 @@ using hcube::node_id;
 
 namespace {
 
-// Table 1 of the seed, schedule phi_i(j) for n = 3 (row j, column i).
+// Table 1 of the source, schedule phi_i(j) for n = 3 (row j, column i).
 const std::vector<std::vector<int>> table1 = {
     {0, 1, 0, 2, 0, 1, 0, 2},
     {1, 0, 2, 0, 1, 0, 2, 0},
     {2, 2, 1, 1, 2, 2, 1, 1},
 };
 
-// Table 2 of the seed (n = 5) as its text transcribes it. Rows 1-3 lost their
+// Table 2 of the source (n = 5) as its text transcribes it. Rows 1-3 lost their
 // last entry (31 of 32 columns); row 4 lost two entries and is garbled: the
 // text reads 8 x 4, 7 x 3, 9 x 4, 6 x 3, which is not a prefix of any row of
 // the form Definition 1 gives (the period of row j is 2^(j+1), Lemma 2).

@@ -1,4 +1,4 @@
-// driver/src/catalog_aspc.cpp: the catalog entries of seed 001 run,
+// driver/src/catalog_aspc.cpp: the catalog entries of Hu run,
 // verify, report their closed forms exactly, and refuse what does not fit.
 #include <doctest/doctest.h>
 
@@ -55,7 +55,7 @@ TEST_CASE("catalog descend: every kernel and schedule verifies, closed forms exa
             CAPTURE(kernel);
             CHECK_MESSAGE(o.verified, o.note);
             CHECK(o.report.virtual_time == o.formula_time);
-            CHECK(o.note.find("the seed's (all-port) count") != std::string::npos);
+            CHECK(o.note.find("the source's (all-port) count") != std::string::npos);
             // Single-port runs too, at twice the direct all-port time.
             p.ports = port_model::single_port;
             const run_outcome s = run_algorithm(p);

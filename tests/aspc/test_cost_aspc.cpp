@@ -12,7 +12,7 @@ TEST_CASE("ASPC closed forms") {
     CHECK(aspc_single_port_steps(10) == 38);
 }
 
-TEST_CASE("descend: the seed's counts and the exact ones") {
+TEST_CASE("descend: the source's counts and the exact ones") {
     // N = 8 (n = 3), M = 64 (L = 8, log L = 3).
     CHECK(descend_direct_paper_steps(3, 64) == 2 * 3 * 8);
     CHECK(descend_pipelined_paper_steps(3, 64) == 4 * (6 + 8 - 1));

@@ -1,5 +1,5 @@
 // collectives/include/hcube/collectives/descend.hpp: the +-2^b-descend driver, its two
-// schedules against a serial run, their exact step counts next to the seed's,
+// schedules against a serial run, their exact step counts next to the source's,
 // no redundant computation, and the applications (PCR vs Thomas, prefix sums,
 // cyclic shift).
 #include <doctest/doctest.h>
@@ -72,8 +72,8 @@ TEST_CASE("descend: both schedules and both orders equal the serial computation"
     }
 }
 
-TEST_CASE("descend: exact step counts next to the seed's (t_s = 1, t_w = 0)") {
-    // The seed counts the inter-node stage only: 2 log N M/N (direct) and
+TEST_CASE("descend: exact step counts next to the source's (t_s = 1, t_w = 0)") {
+    // The source counts the inter-node stage only: 2 log N M/N (direct) and
     // 4 (log M + M/N - 1) (pipelined, with a full ASPC per local iteration).
     // Exact counts (cost/aspc.hpp): the direct schedule's c = 0 iteration has
     // one-link partners (1 step, not 2), and the local stage takes one step per
@@ -92,15 +92,15 @@ TEST_CASE("descend: exact step counts next to the seed's (t_s = 1, t_w = 0)") {
                         descend_order::descend, &rp);
             const int log_L = std::countr_zero(L);
             MESSAGE("N = " << (1 << n) << ", M = " << M << ": direct " << rd.steps
-                           << " steps (seed 2 log N M/N = "
+                           << " steps (source: 2 log N M/N = "
                            << cost::descend_direct_paper_steps(n, M) << "), pipelined " << rp.steps
-                           << " (seed 4 (log M + M/N - 1) = "
+                           << " (source: 4 (log M + M/N - 1) = "
                            << cost::descend_pipelined_paper_steps(n, M) << ")");
             CHECK(rd.steps == (2 * n - 1) * std::int64_t(L) + log_L);
             CHECK(rp.steps == 4 * (std::int64_t(L) + n - 1) - 2 + log_L);
             CHECK(rd.steps == cost::descend_direct_steps(n, M));
             CHECK(rp.steps == cost::descend_pipelined_steps(n, M));
-            // The differences from the seed are exactly the boundary effects.
+            // The differences from the source are exactly the boundary effects.
             CHECK(cost::descend_direct_paper_steps(n, M) - rd.steps == std::int64_t(L) - log_L);
             CHECK(cost::descend_pipelined_paper_steps(n, M) - rp.steps == 2 + 3 * log_L);
         }

@@ -46,7 +46,7 @@ for r in lines[1:]:
 PY
 }
 window_columns='size_bytes,bandwidth_MBps,min_MBps,max_MBps,memcpy_MBps,iterations'
-check_csv latency 'size_bytes,latency_us,min_us,max_us,floor_us,iterations' 0,1,64,8192 4 \
+check_csv latency 'size_bytes,latency_us,min_us,max_us,raw_us,iterations' 0,1,64,8192 4 \
     --sizes 0,1,64,8K
 check_csv bw "$window_columns" 1,4096 2 --sizes 1,4K
 check_csv bibw "$window_columns" 1,2,4,8 4 --sizes 1-8
@@ -57,13 +57,13 @@ check_csv allport 'links,size_bytes,bandwidth_MBps,min_MBps,max_MBps,rate_per_s,
     1,8192 4 --dim 2 --sizes 1,8K
 # The default link implementation and a given one, and unbuffered links.
 check_csv bw "$window_columns" 64 1 --sizes 64 --links boost
-check_csv latency 'size_bytes,latency_us,min_us,max_us,floor_us,iterations' 64 1 --sizes 64 \
+check_csv latency 'size_bytes,latency_us,min_us,max_us,raw_us,iterations' 64 1 --sizes 64 \
     --link-capacity 0
 
 # The table: comment lines, then one line per size with its six columns.
 out=$("$hcube" bench latency "${quick[@]}" --sizes 0,2) || fail "bench latency: exit status $?"
 expect_line "$out" '^# hcube bench latency: d = 1 \(2 nodes\), threads, ring links' "machine line"
-expect_line "$out" '^# +size_bytes +latency_us +min_us +max_us +floor_us +iterations$' "header"
+expect_line "$out" '^# +size_bytes +latency_us +min_us +max_us +raw_us +iterations$' "header"
 [ "$(grep -vc '^#' <<<"$out")" -eq 2 ] || fail "bench latency: two sizes, lines: $out"
 expect_line "$out" '^ +0( +[0-9.e+-]+){4} +2$' "line of size 0"
 expect_line "$out" '^ +2( +[0-9.e+-]+){4} +2$' "line of size 2"
@@ -76,13 +76,30 @@ python3 - "$tmp/out.json" <<'PY' || fail "bench allport --json: $json"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert list(j) == ["kind", "dim", "nodes", "executor", "links", "link_capacity", "samples",
-                   "window", "method", "rows"], list(j)
+                   "window", "method", "rows", "summary"], list(j)
 assert (j["kind"], j["dim"], j["nodes"], j["samples"]) == ("allport", 2, 4, 2), j
+# The summary: per k the best over the sizes, and the speed-up over k = 1.
+assert [s["links"] for s in j["summary"]] == [1, 2], j["summary"]
+for s, r in zip(j["summary"], j["rows"]):
+    # The rows have 4 significant digits, the summary all.
+    assert abs(s["bandwidth_MBps"] - r["bandwidth_MBps"]) <= 1e-3 * r["bandwidth_MBps"], s
+    assert abs(s["rate_per_s"] - r["rate_per_s"]) <= 1e-3 * r["rate_per_s"], s
+    assert abs(s["bandwidth_speedup"] * j["summary"][0]["bandwidth_MBps"]
+               - s["bandwidth_MBps"]) <= 1e-9 * s["bandwidth_MBps"], s
+assert j["summary"][0]["bandwidth_speedup"] == 1 and j["summary"][0]["rate_speedup"] == 1
 assert [(r["links"], r["size_bytes"]) for r in j["rows"]] == [(1, 16), (2, 16)], j["rows"]
 assert list(j["rows"][0]) == ["links", "size_bytes", "bandwidth_MBps", "min_MBps", "max_MBps",
                               "rate_per_s", "memcpy_MBps", "iterations"], j["rows"][0]
 assert all(r["min_MBps"] <= r["bandwidth_MBps"] <= r["max_MBps"] for r in j["rows"]), j
 PY
+
+# The table ends with the summary, one line per k, numbers without exponents.
+out=$("$hcube" bench allport "${quick[@]}" --dim 2 --sizes 1,64K) ||
+    fail "bench allport: exit status $?"
+expect_line "$out" '^# summary: every node drives k links at once' "allport summary"
+expect_line "$out" '^ +1 +[0-9.]+ +[0-9]+ +1\.00x +[0-9.]+ +[0-9]+ +1\.00x$' "allport k = 1"
+expect_line "$out" '^ +2 +[0-9.]+ +[0-9]+ +[0-9.]+x +[0-9.]+ +[0-9]+ +[0-9.]+x$' "allport k = 2"
+[[ $out != *e+* ]] || fail "bench allport: a number with an exponent: $out"
 
 # SVG: well-formed, one path per curve (hcube and its limit; allport one per
 # k and the limit), labelled axes.
@@ -128,6 +145,14 @@ usage_error "cannot write $tmp/no/such/dir/plot.svg" bench latency "${quick[@]}"
     --svg "$tmp/no/such/dir/plot.svg"
 usage_error "allport at d = 6 with 67108864-byte messages needs 122880 MiB of buffers (at most 1024 MiB)" \
     bench allport --dim 6 --sizes 64M
+# A machine the system cannot start is a usage error before anything is
+# measured, as for hcube run.
+usage_error "machine: cannot start a 12-cube here: with link_capacity 1048576" \
+    bench allport --dim 12 --link-capacity 1048576
+if [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -lt 131072 ] &&
+    [ "$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)" -gt 0 ]; then
+    usage_error "machine: cannot start a 16-cube here" bench allport --dim 16
+fi
 
 # hcube calibrate: the fit and its points as JSON, the file it writes, and
 # hcube run --cost calibrated reading it. The tests never touch $HOME.
@@ -176,6 +201,12 @@ expect_line "$out" '^# op +dim +bytes +fastest +median_us +runner-up +median_us$
 fastest=$(printf '%s\n' "$out" | sed -n 's/^  allgather \+2 \+4 \+\([a-z-]*\) .*/\1/p')
 [[ -n $fastest ]] || fail "calibrate survey line of allgather at d = 2: $out"
 expect_line "$out" "^saved 1 points to $HCUBE_CALIBRATION\$" "calibrate survey saved"
+# --quick: t_s and t_w only (no survey), and the note on what they predict.
+out=$("$hcube" calibrate --quick --words 1,16 --file "$tmp/quick.json" 2>"$tmp/quick.err") ||
+    fail "calibrate --quick: exit status $?"
+expect_line "$out" '^# hcube calibrate: .* median of 3 samples$' "calibrate --quick samples"
+expect_line "$out" '^# these are one message.s costs' "calibrate note on predictions"
+[[ $out != *"# op "* ]] || fail "calibrate --quick ran the survey: $out"
 # hcube run follows the survey where it measured, and says so.
 out=$("$hcube" run allgather --dim 2 --links boost --cost calibrated) ||
     fail "run allgather --cost calibrated: $?"
@@ -279,6 +310,7 @@ usage_error "latency takes no operation ('alltoall')" bench latency alltoall
 usage_error "--algo applies to bench collective, not bw" bench bw --algo pairwise
 usage_error "alltoall pairwise with m = 4194304 on 16 nodes needs about" \
     bench collective alltoall --algo pairwise --sizes 4M
+usage_error "--sizes 'x' is not a size in words (0..64M" bench collective alltoall --sizes 1,x
 HCUBE_CALIBRATION=$tmp/none.json usage_error "no calibration for threads+ring in $tmp/none.json" \
     bench collective alltoall
 

@@ -29,6 +29,9 @@ done
 usage_error "hcube: unknown command 'rnu' (did you mean run?)" rnu
 usage_error "hcube info: unknown option '--jsn' (did you mean --json?)" info --dim 2 --jsn
 usage_error "hcube info: --dim 'x' is not an integer in 0..18" info --dim x
+# One memory figure is the bound runs are checked against, the others what nodes touch.
+out=$("$hcube" info --dim 4) || fail "info --dim 4: exit status $?"
+expect_line "$out" '^memory \(bound\) +[0-9.]+ [KMG]i?B +\(what a run is checked against' "info memory bound"
 usage_error "hcube info: --dim needs a value" info --dim
 usage_error "hcube info: --dim given twice" info --dim 2 --dim 3
 usage_error "hcube info: unexpected argument 'extra'" info --dim 2 extra
@@ -39,6 +42,51 @@ usage_error "hcube run: --ports 'both' is not single or all" run alltoall --port
 usage_error "hcube run: unexpected argument 'extra'" run alltoall extra
 usage_error "hcube run: --executor 'green' is not threads or fibers" run alltoall --executor green
 usage_error "hcube draw: --executor 'green' is not threads or fibers" draw alltoall --executor green
+# Arguments of dashes alone name no option, in every subcommand.
+for cmd in info list run draw bench calibrate; do
+    for arg in --=3 -=3 --; do
+        usage_error "hcube $cmd: '$arg' is not an option: options are --NAME or --NAME VALUE" \
+            "$cmd" "$arg"
+    done
+done
+usage_error "hcube run: '--' is not an option" run -- broadcast
+# With --json an error is also one JSON object on stdout, for scripts.
+usage_error "hcube run: --dim 'x' is not an integer" run broadcast --dim x --json
+usage_error "hcube info: --dim '99' is out of range" info --dim 99 --json
+usage_error "hcube run: unknown operation 'bcast'" run bcast --json
+out=$("$hcube" run allgather --algo ring --dim 2 --link-capacity 0 --json 2>/dev/null)
+rc=$?
+[ "$rc" -eq 1 ] || fail "run --json of a deadlock: exit status $rc, expected 1"
+python3 -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["exit_status"] == 1 and "deadlock" in j["error"], j' "$out" ||
+    fail "run --json of a deadlock: stdout is not the error as JSON: $out"
+# hcube draw: --dim within what it draws (its help says so), the outputs and
+# the memory checked before the run.
+tmp=$(mktemp -d)
+expect_line "$("$hcube" draw --help)" '--dim D .*up to 6 \(64 nodes\)' "draw --help: --dim up to 6"
+usage_error "hcube draw: --dim '-1' is out of range (expected an integer in 0..6)" \
+    draw allgather --dim -1 --out "$tmp/x.html"
+usage_error "hcube draw: --dim '7' is out of range (expected an integer in 0..6)" \
+    draw allgather --dim 7 --out "$tmp/x.html"
+usage_error "hcube draw: cannot create --svg-dir /proc/nope: " draw allgather --dim 2 --svg-dir /proc/nope
+usage_error "hcube draw: cannot write /nonexistent/x.html" draw allgather --dim 2 --out /nonexistent/x.html
+usage_error "hcube draw: drawing allgather hypercube with m = 10000000 on 64 nodes needs about" \
+    draw allgather --algo hypercube --dim 6 --words 10000000 --out "$tmp/x.html"
+# Under an address-space limit of 4 GB (ulimit -v), what fits in memory but not
+# in the limit is refused by the limit, by hcube draw and hcube run alike.
+if [ "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" -gt 12000000 ]; then
+    for cmd in "draw alltoall --dim 6 --words 3000 --out $tmp/x.html" "run alltoall --dim 4 --words 2000000"; do
+        out=$(ulimit -v 4000000 && "$hcube" $cmd 2>&1)
+        rc=$?
+        [ "$rc" -eq 2 ] || fail "hcube $cmd under ulimit -v: exit status $rc, expected 2: $out"
+        grep -q "the address-space limit (ulimit -v) leaves" <<<"$out" ||
+            fail "hcube $cmd under ulimit -v: $out"
+    done
+fi
+rm -rf "$tmp"
+
 # No command at all: the overview on stdout, status 2.
 "$hcube" >/dev/null 2>&1
 rc=$?
@@ -60,7 +108,7 @@ out = []
 walk(json.loads(sys.stdin.read(), object_pairs_hook=tuple), "", out)
 print(" ".join(out))'
 }
-run_keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity links executor backend ranks rank_wall_seconds'
+run_keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds fingerprint'
 info_keys='dim nodes directed_links threads link_capacity diameter can_start largest_dim_here memory_estimate memory_estimate.bytes memory_estimate.link_bytes memory_estimate.node_bytes memory_estimate.note executors executors.threads executors.threads.stack_bytes executors.threads.guard_bytes executors.threads.reserved_bytes executors.threads.touched_bytes executors.threads.mappings executors.threads.can_start executors.threads.largest_dim_here executors.fibers executors.fibers.stack_bytes executors.fibers.guard_bytes executors.fibers.reserved_bytes executors.fibers.touched_bytes executors.fibers.mappings executors.fibers.guarded_stacks executors.fibers.workers executors.fibers.can_start executors.fibers.largest_dim_here gray_code gray_code.total_rows gray_code.rows gray_code.rows.[]i gray_code.rows.[]gray gray_code.rows.[]transition'
 json=$(HCUBE_EXECUTOR= "$hcube" run allreduce --dim 2 --json) || fail "run --json: exit status $?"
 [ "$(keys <<<"$json")" = "$run_keys" ] || fail "run JSON keys: $(keys <<<"$json")"

@@ -1,5 +1,5 @@
 // Shared by the cm200 suite: serial references and drivers that run one of the
-// seed-002 collectives on every node of a machine and collect the outputs.
+// Mathur & Johnsson's collectives on every node of a machine and collect the outputs.
 #pragma once
 
 #include <algorithm>

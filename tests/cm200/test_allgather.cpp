@@ -1,4 +1,4 @@
-// The seed-002 all-to-all broadcasts against a serial reference, their virtual
+// The Mathur & Johnsson all-to-all broadcasts against a serial reference, their virtual
 // time against the closed forms, and the d-cycles link usage.
 #include <doctest/doctest.h>
 
@@ -19,7 +19,7 @@ const ag_algo all_broadcasts[] = {ag_algo::one_cycle, ag_algo::d_cycles, ag_algo
                                   ag_algo::one_source_at_a_time};
 
 // The rank whose element s arrives in slot j of node v when data stay where
-// they arrive, from the seed's description of the data motion rather than its
+// they arrive, from the source's description of the data motion rather than its
 // closed forms. One cycle (4.1, Figures 5 and 7): position q = G^-1(v) of the
 // Gray-code cycle receives, in step j - 1, the block that started at position
 // q + j. d cycles (4.2.1): location i = s mod d takes the exchange sequence
@@ -98,7 +98,7 @@ TEST_CASE("allgather: virtual time equals the closed forms (integer t_s, t_w)") 
                 run_allgather(mach, m, ag_algo::send_and_spread, {ord, {}}, &r);
                 CHECK(r.virtual_time == cost::cm200::send_and_spread(d, m, parts, ts, tw));
                 // All-port: a source's spread starts as soon as its node is done with
-                // the previous ones, so consecutive spreads overlap and the seed's
+                // the previous ones, so consecutive spreads overlap and the source's
                 // "one source at a time" sum is an upper bound (exact under
                 // single-port, next test case).
                 run_allgather(mach, m, ag_algo::one_source_at_a_time, {ord, {}}, &r);
@@ -136,7 +136,7 @@ TEST_CASE("allgather: one-cycle and the alternatives under single-port") {
 
 TEST_CASE("allgather: index motion costs its 32-bit index when words are bytes") {
     // With 4-byte words an int32 element is one word, and an element plus its
-    // index two: motion doubles the t_w term (the seed's b_11, b_12 of 6.1).
+    // index two: motion doubles the t_w term (the source's b_11, b_12 of 6.1).
     const int d = 4;
     auto c = cfg(d, port_model::all_port, 10, 1);
     c.cost.word_bytes = 4;

@@ -1,4 +1,4 @@
-// The seed-002 catalog entries: found by name, options validated, every
+// The Mathur & Johnsson catalog entries: found by name, options validated, every
 // element type verified against its serial reference, formula time equal to
 // the virtual time, d-cycles refused under single-port with a clear reason.
 #include <doctest/doctest.h>
@@ -29,7 +29,7 @@ const char* const reductions[] = {"one-cycle", "d-cycles", "reduce-and-spread"};
 
 } // namespace
 
-TEST_CASE("catalog: every seed-002 entry runs, verifies and meets its formula") {
+TEST_CASE("catalog: every Mathur & Johnsson entry runs, verifies and meets its formula") {
     const catalog& c = builtin_catalog();
     for (const char* op : {"allgather", "reduce-scatter"}) {
         const bool bcast = std::string(op) == "allgather";
@@ -37,7 +37,7 @@ TEST_CASE("catalog: every seed-002 entry runs, verifies and meets its formula") 
                                       : std::span<const char* const>(reductions)) {
             const algorithm_entry* e = c.find(op, algo);
             REQUIRE(e != nullptr);
-            CHECK(e->source.find("seed 002") == 0);
+            CHECK(e->source.find("Mathur & Johnsson") == 0);
             for (elem_type t : {elem_type::int32, elem_type::int64, elem_type::float64})
                 for (const char* order : {"binary", "gray"})
                     for (std::size_t words : {std::size_t(1), std::size_t(5), std::size_t(16)}) {

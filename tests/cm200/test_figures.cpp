@@ -1,7 +1,7 @@
-// Replays the seed's figures step by step: the memory of every node after every
+// Replays the source's figures step by step: the memory of every node after every
 // step of the d-cycles all-to-all broadcast (Figures 8-11) and the data motion
 // of the d-cycles reduction into node 0 (Figure 12), from real runs observed
-// through the step hook. The figures are the seed's text, parsed here.
+// through the step hook. The figures are the source's text, parsed here.
 #include <doctest/doctest.h>
 
 #include <functional>
@@ -15,7 +15,7 @@ using namespace hcube::test;
 
 namespace {
 
-// Figure 8 as printed in the seed (tab-separated: step, Mem, P0..P7, Dim).
+// Figure 8 as printed in the source (tab-separated: step, Mem, P0..P7, Dim).
 const char* const figure8 =
     R"fig(Init.	0	00	01	02	03	04	05	06	07	
 	1	10	11	12	13	14	15	16	17	
@@ -42,7 +42,7 @@ const char* const figure8 =
 	1	11	10	13	12	15	14	17	16	1
 	2	22	23	20	21	26	27	24	25	2)fig";
 
-// Figure 9 as printed in the seed (tab-separated: step, Mem, P0..P7, Dim).
+// Figure 9 as printed in the source (tab-separated: step, Mem, P0..P7, Dim).
 const char* const figure9 =
     R"fig(Init.	0	00	01	03	02	07	06	04	05	
 	1	10	11	13	12	17	16	14	15	
@@ -69,7 +69,7 @@ const char* const figure9 =
 	1	11	10	12	13	16	17	15	14	1
 	2	23	22	20	21	24	25	27	26	2)fig";
 
-// Figure 10 as printed in the seed (tab-separated: step, Mem, P0..P7, Dim).
+// Figure 10 as printed in the source (tab-separated: step, Mem, P0..P7, Dim).
 const char* const figure10 =
     R"fig(Init.	0	000	001	002	003	004	005	006	007	
 	1	100	101	102	103	104	105	106	107	
@@ -120,7 +120,7 @@ const char* const figure10 =
 	4	111	110	113	112	115	114	117	116	1
 	5	212	213	210	211	216	217	214	215	2)fig";
 
-// Figure 11 as printed in the seed (tab-separated: step, Mem, P0..P7, Dim).
+// Figure 11 as printed in the source (tab-separated: step, Mem, P0..P7, Dim).
 const char* const figure11 =
     R"fig(Init.	0	000	001	003	002	007	006	004	005	
 	1	100	101	103	102	107	106	104	105	
@@ -171,7 +171,7 @@ const char* const figure11 =
 	4	111	110	112	113	116	117	115	114	1
 	5	213	212	210	211	214	215	217	216	2)fig";
 
-// Figure 12 as printed in the seed (tab-separated: step, Mem, P0..P7, Dim).
+// Figure 12 as printed in the source (tab-separated: step, Mem, P0..P7, Dim).
 const char* const figure12 =
     R"fig(0	0					●	+			0
 	1		●		+					1
@@ -255,7 +255,7 @@ std::vector<std::vector<std::vector<int>>> observe_broadcast(std::size_t m, node
     return memory;
 }
 
-// The seed's sh^i: left cyclic shift of d bits, written out here.
+// The source's sh^i: left cyclic shift of d bits, written out here.
 int sh(int x, int i) {
     return ((x << i) | (x >> (d - i))) & (n - 1);
 }
@@ -324,7 +324,7 @@ TEST_CASE("Figure 9: d-cycles broadcast, Gray-code order") {
 }
 
 TEST_CASE("Figure 10: d-cycles broadcast, binary order, 2d elements per node") {
-    // Labels: location i, block k, rank r as "ikr". The seed prints the Mem
+    // Labels: location i, block k, rank r as "ikr". The source prints the Mem
     // labels of step 3 as 0 1 2 4 5 6 (damaged); the rows are s = 0..5 in order.
     const auto rows = parse(figure10);
     CHECK(rows[4 * 6 + 3].mem == 4); // step 3 starts after Init and steps 0-2
@@ -332,7 +332,7 @@ TEST_CASE("Figure 10: d-cycles broadcast, binary order, 2d elements per node") {
 }
 
 TEST_CASE("Figure 11: d-cycles broadcast, Gray-code order, 2d elements; step 3 derived") {
-    // Step 3 of Figure 11 is garbled in the seed: two-digit labels, and rows
+    // Step 3 of Figure 11 is garbled in the source: two-digit labels, and rows
     // 3-5 repeat rows 0-2. Show the damage, then check that step against the
     // definition in the text of 4.2.1 (text_rank) and every other step against
     // the printed figure. The damage is a lost middle digit: what is printed

@@ -1,4 +1,4 @@
-// The index formulas of seed 002 (4.1, 4.2.1, 4.2.3) against the seed's
+// The index formulas of Mathur & Johnsson (4.1, 4.2.1, 4.2.3) against the source's
 // Figure 7 and Figures 13-19, the CM-200 allocation and subblocks of 4.2.4
 // (Figure 20), and the closed-form costs.
 #include <doctest/doctest.h>
@@ -309,7 +309,7 @@ TEST_CASE("Figures 13-19: all-to-all reduction steps 0-6 on a 3-cube, from the f
         for (auto& r : fig.back())
             r.resize(10);
     }
-    // Rows damaged in the seed's text (step, row). Each breaks the figures' own
+    // Rows damaged in the source's text (step, row). Each breaks the figures' own
     // rules: in step u a partial has u open circles, one sender and one
     // receiver; the receiver of step u sends in step u + 1 and the sender joins
     // the open circles; the last receiver is node j. They are derived from the

@@ -1,4 +1,4 @@
-// The seed-002 all-to-all reductions against a serial reference (plus and the
+// The Mathur & Johnsson all-to-all reductions against a serial reference (plus and the
 // non-commutative 2x2 matrix product), their virtual time against the closed
 // forms, the CM-200 allocation of arbitrary sizes (4.2.4), and failures.
 #include <doctest/doctest.h>

@@ -18,6 +18,8 @@
 #include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
+#include "deadline.hpp"
+#include "sanitizers.hpp"
 #include "user_programs.hpp"
 
 using namespace hcube;
@@ -205,45 +207,52 @@ TEST_CASE("recv_any never takes a message later in virtual time that came first 
     }
 }
 
-TEST_CASE("every user-style program gives one fingerprint over 100 runs") {
-    // The default executor and links (each test variant sets its own: meson
-    // runs this suite under threads, fibers and boost links).
+// f(program, its configuration) for every user-style program under both
+// port models.
+template <class F>
+void for_each_program(F f) {
     for (const user_program& u : user_programs()) {
         CAPTURE(u.name);
         for (port_model ports : {port_model::single_port, port_model::all_port}) {
             CAPTURE(to_string(ports));
-            const config c = base(ports, 2, 0.5);
-            const outcome first = run_once(u, c);
-            for (int run = 1; run < 100; ++run) {
-                const outcome o = run_once(u, c);
-                CAPTURE(run);
-                REQUIRE(o.logs == first.logs);
-                REQUIRE(o.report.virtual_time == first.report.virtual_time);
-                REQUIRE(o.fingerprint == first.fingerprint);
-            }
+            f(u, base(ports, 2, 0.5));
         }
     }
 }
 
+TEST_CASE("every user-style program gives one fingerprint over 100 runs") {
+    // The default executor and links (each test variant sets its own: meson
+    // runs this suite under threads, fibers and boost links). The sanitizer
+    // builds, 10 times slower, make 20.
+    const int runs = test::sanitized ? 20 : 100;
+    test::extend_deadline(120.0 * test::sanitizer_slowdown);
+    for_each_program([&](const user_program& u, const config& c) {
+        const outcome first = run_once(u, c);
+        for (int run = 1; run < runs; ++run) {
+            const outcome o = run_once(u, c);
+            CAPTURE(run);
+            REQUIRE(o.logs == first.logs);
+            REQUIRE(o.report.virtual_time == first.report.virtual_time);
+            REQUIRE(o.fingerprint == first.fingerprint);
+        }
+    });
+}
+
 TEST_CASE("every user-style program gives one fingerprint under every executor, worker count and "
           "link type") {
-    for (const user_program& u : user_programs()) {
-        CAPTURE(u.name);
-        for (port_model ports : {port_model::single_port, port_model::all_port}) {
-            CAPTURE(to_string(ports));
-            const config c = base(ports, 2, 0.5);
-            const outcome first = run_once(u, with(c, variants().front()));
-            for (const variant& v : variants()) {
-                CAPTURE(v.name);
-                for (int run = 0; run < 5; ++run) {
-                    const outcome o = run_once(u, with(c, v));
-                    REQUIRE(o.logs == first.logs);
-                    REQUIRE(o.report.node_time == first.report.node_time);
-                    REQUIRE(o.fingerprint == first.fingerprint);
-                }
+    test::extend_deadline(120.0 * test::sanitizer_slowdown);
+    for_each_program([](const user_program& u, const config& c) {
+        const outcome first = run_once(u, with(c, variants().front()));
+        for (const variant& v : variants()) {
+            CAPTURE(v.name);
+            for (int run = 0; run < 5; ++run) {
+                const outcome o = run_once(u, with(c, v));
+                REQUIRE(o.logs == first.logs);
+                REQUIRE(o.report.node_time == first.report.node_time);
+                REQUIRE(o.fingerprint == first.fingerprint);
             }
         }
-    }
+    });
 }
 
 TEST_CASE("link capacity changes no fingerprint of a program that does not fill a link") {
@@ -290,6 +299,7 @@ TEST_CASE("catalog algorithms give one fingerprint under every executor, worker 
         int dim;
         port_model ports;
     };
+    test::extend_deadline(sweep_seconds() + 120); // the budget, then the item that ends it
     std::vector<item> items;
     for (const algorithm_entry& e : builtin_catalog().entries())
         for (int dim = 0; dim <= 6; ++dim)

@@ -1,7 +1,7 @@
 // The calibrated cost model (driver/.../calibration.hpp): the fit recovers a
 // known t_s and t_w from noisy synthetic timings and refuses degenerate ones;
 // the file round-trips; and `auto` under a calibrated model chooses as the
-// seeds' closed forms say (the argmin of Eq. 4.7, 4.9, 4.10 for alltoall).
+// sources' closed forms say (the argmin of Eq. 4.7, 4.9, 4.10 for alltoall).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -90,6 +91,16 @@ TEST_CASE("the fit keeps t_s and t_w >= 0") {
     CHECK(cal::fit_points(proportional).t_s == 0);
 }
 
+TEST_CASE("a poor fit is named with its numbers, a good one is not") {
+    CHECK(cal::poor_fit(cal::fit_points(synthetic(0.03))).empty());
+    cal::fit busy{.t_s = 1.6e-6, .t_w = 8e-10, .r2 = 0.853, .worst_residual = 0.868, .points = 9};
+    CHECK(cal::poor_fit(busy) ==
+          "R^2 = 0.853, worst relative residual 86.8% (a good fit has R^2 >= 0.9 and every "
+          "residual within 25%)");
+    busy.worst_residual = 0.1;
+    CHECK(!cal::poor_fit(busy).empty()); // R^2 below 0.9 alone
+}
+
 TEST_CASE("degenerate timings are refused with the values") {
     const std::vector<cal::point> one_size = {{64, 1e-6}, {64, 1.1e-6}, {64, 0.9e-6}};
     CHECK_THROWS_WITH_AS(cal::fit_points(one_size),
@@ -138,7 +149,46 @@ TEST_CASE("a calibration file round-trips and names what is missing") {
                          doctest::Contains("threads+ring"), error);
 }
 
-TEST_CASE("auto with a calibrated model chooses the argmin of the seeds' closed forms") {
+TEST_CASE("a calibration file's word_bytes is a positive integer") {
+    const temp_file f;
+    cal::save(known_entry(), f.path);
+    std::ifstream in(f.path);
+    const std::string saved((std::istreambuf_iterator<char>(in)), {});
+    const std::string four = "\"word_bytes\": 4";
+    REQUIRE(saved.find(four) != std::string::npos);
+    for (const std::string bad : {"-4", "0", "1e30", "4.5", "\"4\"", "2097152"}) {
+        CAPTURE(bad);
+        std::string text = saved;
+        text.replace(text.find(four), four.size(), "\"word_bytes\": " + bad);
+        std::ofstream(f.path) << text;
+        const std::string shown = bad == "1e30" ? "1e+30" : bad; // as JSON prints it
+        CHECK_THROWS_WITH_AS(
+            cal::load(f.path, executor_kind::threads, link_impl::ring),
+            doctest::Contains(
+                ("word_bytes must be an integer in 1..1048576, not " + shown).c_str()),
+            error);
+    }
+    // Another word size is taken as given: t_w per 8-byte word is half per 4.
+    std::string text = saved;
+    text.replace(text.find(four), four.size(), "\"word_bytes\": 8");
+    std::ofstream(f.path) << text;
+    CHECK(cal::load(f.path, executor_kind::threads, link_impl::ring)->costs.t_w == t_w / 2);
+}
+
+TEST_CASE("hcube calibrate's destination is checked before anything is measured") {
+    const temp_file f;
+    CHECK_NOTHROW(cal::check_destination(f.path));
+    CHECK_FALSE(std::filesystem::exists(f.path)); // checked, not created
+    CHECK_THROWS_WITH_AS(cal::check_destination("/proc/nope/calibration.json"),
+                         doctest::Contains("cannot write the calibration file "
+                                           "/proc/nope/calibration.json ("),
+                         usage_error);
+    std::ofstream(f.path) << "not json";
+    CHECK_THROWS_WITH_AS(cal::check_destination(f.path), doctest::Contains("is not a JSON object"),
+                         error);
+}
+
+TEST_CASE("auto with a calibrated model chooses the argmin of the sources' closed forms") {
     const temp_file f;
     cal::save(known_entry(), f.path);
     const cost_model c = cal::calibrated(executor_kind::threads, link_impl::ring, 4, f.path);

@@ -26,8 +26,8 @@ namespace {
 constexpr double t_s = 3, t_w = 2;
 
 // One chapter-4 algorithm, run with m elements per node (a node's block for
-// the all-to-all operations), and its time under the seed's cost model worked
-// out by hand (seed 000: one message of w words costs t_s + t_w w; every node
+// the all-to-all operations), and its time under the source's cost model worked
+// out by hand (Grama et al.: one message of w words costs t_s + t_w w; every node
 // uses one link per step, so the all-port model gives no speed-up).
 struct timed_algorithm {
     const char* name;

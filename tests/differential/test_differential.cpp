@@ -7,7 +7,8 @@
 //
 // Each case follows from a 64-bit case seed, itself drawn from the run's seed;
 // a failure prints both and the case. Environment:
-//   HCUBE_DIFF_SEED=<n>     the run's seed (default fixed, so CI is repeatable)
+//   HCUBE_DIFF_SEED=<n>     the run's seed (default fixed per variant, so CI is
+//                           repeatable and the variants draw different cases)
 //   HCUBE_DIFF_SECONDS=<s>  the time budget (default 60, 20 in sanitizer builds)
 //   HCUBE_DIFF_CASE=<hex>   replay one case seed and nothing else
 // docs/testing.md says how to run a long soak.
@@ -29,6 +30,7 @@
 #include <hcube/driver/catalog.hpp>
 #include <hcube/hcube.hpp>
 
+#include "deadline.hpp"
 #include "sanitizers.hpp"
 #include "test_support.hpp"
 
@@ -284,10 +286,14 @@ std::size_t draw_m(rng& g, int d) {
 
 // Draws every parameter of a catalog case; false when the entry did not fit
 // the parameters drawn within a few tries.
-bool draw_catalog(rng& g, test_case& c) {
+bool draw_catalog(rng& g, test_case& c, std::optional<std::size_t> entry) {
     const auto& entries = builtin_catalog().entries();
-    const algorithm_entry& e = entries[g() % entries.size()];
+    const algorithm_entry& e = entries[entry.value_or(g() % entries.size())];
     for (int attempt = 0; attempt < 20; ++attempt) {
+        // Half the attempts under the other port model: all-port-only entries.
+        if (attempt % 2)
+            c.ports =
+                c.ports == port_model::all_port ? port_model::single_port : port_model::all_port;
         run_params p;
         p.op = e.op;
         p.algo = e.algo;
@@ -312,24 +318,59 @@ bool draw_catalog(rng& g, test_case& c) {
     return false;
 }
 
+// The sweep: every algorithm of every operation once (the explicit lists'
+// pairs, then every catalog entry, all-port-only ones included), each with
+// parameters drawn at random. A sweep case's seed carries its index, so it
+// replays alone like any other.
+struct sweep_item {
+    op_kind op;
+    int algo;                         // for an explicit operation
+    std::optional<std::size_t> entry; // for op_kind::catalog
+};
+const std::vector<sweep_item>& sweep() {
+    static const std::vector<sweep_item> items = [] {
+        std::vector<sweep_item> v;
+        for (int o = 0; o < int(op_kind::catalog); ++o)
+            for (std::size_t a = 0; a < algorithms(op_kind(o)).size(); ++a)
+                v.push_back({op_kind(o), int(a), std::nullopt});
+        for (std::size_t e = 0; e < builtin_catalog().entries().size(); ++e)
+            v.push_back({op_kind::catalog, 0, e});
+        return v;
+    }();
+    return items;
+}
+constexpr std::uint64_t sweep_tag = 0xa5;
+std::uint64_t sweep_seed(std::size_t index, std::uint64_t random) {
+    return sweep_tag << 56 | std::uint64_t(index) << 40 | (random & ((std::uint64_t{1} << 40) - 1));
+}
+std::optional<sweep_item> sweep_item_of(std::uint64_t seed) {
+    const std::size_t index = (seed >> 40) & 0xffff;
+    if (seed >> 56 != sweep_tag || index >= sweep().size()) return std::nullopt;
+    return sweep()[index];
+}
+
 std::optional<test_case> draw_case(std::uint64_t seed) {
     rng g(seed);
     test_case c;
     c.seed = seed;
+    const std::optional<sweep_item> swept = sweep_item_of(seed);
     c.op = op_kind(g() % unsigned(op_kind::count));
+    if (swept) c.op = swept->op;
     c.ports = g() % 2 ? port_model::all_port : port_model::single_port;
     c.capacity = pick<std::size_t>(g, {0, 1, 2, 16});
     c.cost.t_s = pick<double>(g, {0, 1, 2.5, 10});
     c.cost.t_w = pick<double>(g, {0, 0.5, 1, 3});
     c.cost.word_bytes = pick<std::size_t>(g, {0, 0, 8});
     if (c.op == op_kind::catalog) {
-        if (!draw_catalog(g, c)) return std::nullopt;
+        if (!draw_catalog(g, c, swept ? swept->entry : std::nullopt)) return std::nullopt;
         return c;
     }
     c.elem = elem_kind(g() % unsigned(elem_kind::count));
     c.d = int(g() % unsigned(max_dim_drawn() + 1));
-    const int p = 1 << c.d;
     c.algo = int(g() % algorithms(c.op).size());
+    if (swept) c.algo = swept->algo;
+    if (swept && c.op == op_kind::allgather && c.algo == 3) c.d &= ~1; // mesh: even d
+    const int p = 1 << c.d;
     c.m = draw_m(g, c.d);
     c.root = int(g() % unsigned(p));
     c.q = (long long)(g() % unsigned(4 * p)) - 2 * p;
@@ -383,7 +424,7 @@ unsigned gray_rank(unsigned g) { // the inverse of gray_code
     return r;
 }
 
-// The CM-200's allocation of M elements over N ranks (seed 002, 4.2.4):
+// The CM-200's allocation of M elements over N ranks (Mathur & Johnsson 4.2.4):
 // ceil(M/N) to each of the first floor(M / ceil(M/N)) ranks, the rest to the next.
 std::pair<std::size_t, std::size_t> cm_block(std::size_t M, std::size_t N, std::size_t rank) {
     const std::size_t c = (M + N - 1) / N;
@@ -659,6 +700,18 @@ std::optional<std::uint64_t> env_number(const char* name) {
     return std::strtoull(s, nullptr, 0);
 }
 
+// The default seed: fixed, so CI is repeatable, but its own for each variant
+// (tests/meson.build: HCUBE_EXECUTOR, HCUBE_LINKS), so the variants do not
+// replay one another's cases.
+std::uint64_t variant_seed() {
+    std::uint64_t seed = 20260409;
+    for (const char* name : {"HCUBE_EXECUTOR", "HCUBE_LINKS"})
+        if (const char* v = std::getenv(name))
+            for (const char* ch = v; *ch; ++ch)
+                seed = seed * 31 + std::uint64_t(*ch);
+    return seed;
+}
+
 } // namespace
 
 TEST_CASE("random differential test of the collectives against serial references") {
@@ -670,19 +723,26 @@ TEST_CASE("random differential test of the collectives against serial references
         CHECK_MESSAGE(r.failure.empty(), describe(*c) << "\n  " << r.failure);
         return;
     }
-    const std::uint64_t seed = env_number("HCUBE_DIFF_SEED").value_or(20260409);
+    const std::uint64_t seed = env_number("HCUBE_DIFF_SEED").value_or(variant_seed());
     const double seconds =
         double(env_number("HCUBE_DIFF_SECONDS").value_or(test::sanitized ? 20 : 60));
+    test::extend_deadline(seconds + 120); // the budget, then the case that ends it
+    MESSAGE("HCUBE_DIFF_SEED=" << seed << " (" << sweep().size()
+                               << " sweep cases, then random ones)");
     const auto t0 = std::chrono::steady_clock::now();
     const auto elapsed = [&] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
     long cases = 0, deadlocks = 0, unfit = 0, failures = 0;
     std::map<std::string, long> per_op;
-    for (std::uint64_t i = 0; elapsed() < seconds && failures < 5; ++i) {
-        const auto c = draw_case(splitmix(seed + i));
+    // The sweep runs whatever the budget: every algorithm, every run.
+    for (std::uint64_t i = 0; (i < sweep().size() || elapsed() < seconds) && failures < 5; ++i) {
+        const auto c =
+            draw_case(i < sweep().size() ? sweep_seed(i, splitmix(seed + i)) : splitmix(seed + i));
         if (!c) {
             ++unfit;
+            if (i < sweep().size())
+                FAIL_CHECK("sweep case " << i << " draws parameters its algorithm refuses");
             continue;
         }
         const case_result r = check_case(*c);

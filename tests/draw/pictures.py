@@ -1,8 +1,8 @@
 """Checks the files pictures.sh made: traces (one flow per message), SVGs
 (well-formed XML, one arrow per message) and the HTML pages in headless
 Chromium (no console errors, the step controls change the picture, the node
-labels read back from the page are seed 000's Figures 4.11 and 4.15 and
-seed 002's Figure 8)."""
+labels read back from the page are Grama et al.'s Figures 4.11 and 4.15 and
+Mathur & Johnsson's Figure 8)."""
 import json
 import os
 import shutil
@@ -12,6 +12,8 @@ import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
 from html.parser import HTMLParser
 
+import arrowheads
+import chromium as chromium_page
 import layout
 
 d, hcube = sys.argv[1], sys.argv[2]
@@ -39,6 +41,10 @@ for name in ("ag.json", "ag-wall.json", "a2a.json"):
     check(sorted(starts) == sorted(set(starts)) and len(starts) == messages,
           f"{name}: {len(starts)} flow starts for {messages} messages")
     check(sorted(starts) == sorted(ends), f"{name}: flow starts and ends differ")
+    # Every message arrow goes forward in time.
+    at = {(e["ph"], e["id"]): e["ts"] for e in ev if e["ph"] in "sf"}
+    back = [i for i in starts if at[("f", i)] <= at[("s", i)]]
+    check(not back, f"{name}: {len(back)} flows end before they start")
     check(all("step" in e["args"] for e in ev if e["ph"] == "X"), f"{name}: slice without step")
     axis = "wall" if "wall" in name else "virtual"
     check(doc["otherData"]["time_axis"] == axis, f"{name}: time axis is not {axis}")
@@ -158,7 +164,7 @@ for k, want in enumerate(fig_4_15):
     got = [sc.labels.get((k, i)) for i in range(8)]
     check(got == want, f"sc.html step {k}: labels {got}, Figure 4.15 has {want}")
 
-# Seed 001, section 4, on a 2-cube with M = 8 (L = 2): logical node q = G^-1(i)
+# Hu, section 4, on a 2-cube with M = 8 (L = 2): logical node q = G^-1(i)
 # holds a[2q], a[2q + 1]; in pipelined round t element l does iteration t - l.
 # Rounds take 4 steps (the last 2), then one local step: 11 in all.
 logical = [0, 1, 3, 2]
@@ -173,7 +179,7 @@ for k, want in ((0, descend_labels(lambda l: 0)), (4, descend_labels(lambda l: 1
                 (8, descend_labels(lambda l: 2 - l)), (10, descend_labels(lambda l: 2)),
                 (11, descend_labels(lambda l: 3))):
     got = [desc.labels.get((k, i)) for i in range(4)]
-    check(got == want, f"desc.html step {k}: labels {got}, seed 001's pipeline has {want}")
+    check(got == want, f"desc.html step {k}: labels {got}, Hu's pipeline has {want}")
 
 shots = []
 for k in (1, 2):
@@ -182,8 +188,11 @@ for k in (1, 2):
     check(not console, f"screenshot {k}: console messages {console}")
     shots.append(open(shot, "rb").read())
 check(shots[0] != shots[1], "screenshots of steps 1 and 2 are identical")
+# Every arrow of every step has its head, as Chromium paints the page.
+failures += arrowheads.problems(chromium, os.path.join(d, "ag.html"), range(1, 4), d)
+failures += arrowheads.problems(chromium, os.path.join(d, "sc.html"), [2], d)
 
-# Seed 002, Figure 8: memory of every node after every step (the last page
+# Mathur & Johnsson Figure 8: memory of every node after every step (the last page
 # step shows the whole table).
 fig_8 = """00 01 02 03 04 05 06 07|10 11 12 13 14 15 16 17|20 21 22 23 24 25 26 27
 01 00 03 02 05 04 07 06|12 13 10 11 16 17 14 15|24 25 26 27 20 21 22 23
@@ -199,7 +208,7 @@ for k, line in enumerate(fig_8.splitlines()):
         got = " ".join(dc.cells.get((7, k, j, i), "?") for i in range(8))
         check(got == row, f"dc.html step {k} location {j}: {got}, Figure 8 has {row}")
 
-# Seed 002, Figure 12: the partial sums of addresses 0-2 (block 0), step by
+# Mathur & Johnsson Figure 12: the partial sums of addresses 0-2 (block 0), step by
 # step: * sends, + receives and adds, o added before (read from each step).
 fig_12 = """....*+.. .*.+.... ..*...+.
 ....o*.+ .o.*...+ ..o...*+
@@ -216,6 +225,13 @@ for u, line in enumerate(fig_12.splitlines()):
         check(got == want, f"rs.html step {u} address {x}: {got}, Figure 12 has {want}")
 
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
+# The deadlock report's text wraps inside the window.
+widths = chromium_page.evaluate(
+    chromium, os.path.join(d, "dl.html"), "var p = document.querySelector('pre');"
+    "return [p.scrollWidth, p.clientWidth, document.documentElement.scrollWidth, innerWidth];", d)
+check(widths[0] <= widths[1] and widths[2] <= widths[3],
+      f"dl.html: the report is {widths[0]} px wide in {widths[1]}, the page {widths[2]} in "
+      f"{widths[3]}")
 
 # Layout (layout.py): in every step picture of every operation and algorithm
 # of `hcube list` on a 2-, 3- and 4-cube, of descend on a 2-cube with the

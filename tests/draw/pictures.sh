@@ -43,7 +43,7 @@ expect_usage() { # expect_usage TEXT ARGS...
     grep -q "$text" <<<"$out" || { echo "hcube $*: '$out' does not say '$text'"; exit 1; }
 }
 expect_usage "give --out" draw allgather --dim 3
-expect_usage "up to d = 6" draw allgather --dim 7 --out "$dir/x.html"
+expect_usage "expected an integer in 0..6" draw allgather --dim 7 --out "$dir/x.html"
 expect_usage "Perfetto" run allgather --dim 7 --svg "$dir/x.svg"
 expect_usage "up to M = 64" draw descend --dim 3 --words 128 --out "$dir/x.html"
 expect_usage "is not virtual or wall" run allgather --dim 2 --trace "$dir/x.json" --trace-clock cpu

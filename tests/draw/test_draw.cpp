@@ -1,6 +1,6 @@
 // hcube_draw: traces (one flow per message), the space-time diagram, and the
-// step pictures' labels against the seeds' figures (seed 000 Figures 4.6,
-// 4.11, 4.13; seed 002 Figure 8), from real runs.
+// step pictures' labels against the sources' figures (Grama et al. Figures 4.6,
+// 4.11, 4.13; Mathur & Johnsson Figure 8), from real runs.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -174,14 +174,14 @@ TEST_CASE("timeline: an arrow per message, the critical path, a refusal above 64
     REQUIRE(path.size() == 3);
     CHECK(count(svg, "class=\"critical\"") == 3);
     for (std::size_t i = 0; i < path.size(); ++i)
-        CHECK(r.trace[path[i]].dim == 2 - int(i));
+        CHECK(r.trace[std::size_t(path[i].message)].dim == 2 - int(i));
 
     run_report big;
     big.dim = 7;
     CHECK_THROWS_WITH_AS(write_timeline_svg(big, os), doctest::Contains("128 nodes"), usage_error);
 }
 
-TEST_CASE("steps of allgather on a 3-cube are seed 000's Figure 4.11") {
+TEST_CASE("steps of allgather on a 3-cube are Grama et al.'s Figure 4.11") {
     const algorithm_steps s = record_steps(params("allgather", "hypercube", 3));
     REQUIRE(s.steps.size() == 4);
     CHECK(s.steps[0].labels ==
@@ -306,7 +306,7 @@ TEST_CASE("4-cube labels write runs, progressions and products; the lists have t
     CHECK(record_steps(params("scan", "hypercube", 4)).steps[4].labels[15] == "[0..15]");
 }
 
-TEST_CASE("memory tables of d-cycles allgather are seed 002's Figure 8") {
+TEST_CASE("memory tables of d-cycles allgather are Mathur & Johnsson's Figure 8") {
     run_params p = params("allgather", "d-cycles", 3, 3);
     p.ports = port_model::all_port;
     const algorithm_steps s = record_steps(p);
@@ -331,7 +331,7 @@ TEST_CASE("memory tables of d-cycles allgather are seed 002's Figure 8") {
         }
 }
 
-TEST_CASE("the d-cycles reduction draws seed 002's Figures 12-19") {
+TEST_CASE("the d-cycles reduction draws Mathur & Johnsson's Figures 12-19") {
     run_params p = params("reduce-scatter", "d-cycles", 3, 3);
     p.ports = port_model::all_port;
     const algorithm_steps s = record_steps(p);
@@ -340,10 +340,10 @@ TEST_CASE("the d-cycles reduction draws seed 002's Figures 12-19") {
     // Figures 13-19, one per step: per memory address 0..23, P0..P7, with
     // * = sends its partial sum (filled circle), + = receives and adds,
     // o = added before (unfilled circle), . = empty. Addresses 0..2 of every
-    // step are Figure 12. The seed's text lost or moved a mark in 8 rows;
+    // step are Figure 12. The source's text lost or moved a mark in 8 rows;
     // these follow its definition (one sender and one receiver per address
     // and step; step u's sum covers u + 2 nodes; address x ends at node x/3):
-    // step 4 rows 11 (seed: oo*.oo+o) and 22 (o+o*.o.o), step 5 row 20
+    // step 4 rows 11 (source: oo*.oo+o) and 22 (o+o*.o.o), step 5 row 20
     // (oo+*o..o), step 6 rows 15 (ooooo*+o), 19 (oooooo+o), 21-23 (ooooooo+).
     const std::vector<std::vector<std::string>> figs = {
         {"....*+..", ".*.+....", "..*...+.", "....+*..", "*.+.....", "...*...+",
@@ -390,7 +390,7 @@ TEST_CASE("the d-cycles reduction draws seed 002's Figures 12-19") {
             CHECK(s.steps[1].carried[m] == "sums of 0");
 }
 
-TEST_CASE("ASPC draws seed 001's Table 1 from the run") {
+TEST_CASE("ASPC draws Hu's Table 1 from the run") {
     run_params p = params("aspc", "four-step", 3);
     p.ports = port_model::all_port;
     const algorithm_steps s = record_steps(p);
@@ -410,17 +410,17 @@ TEST_CASE("ASPC draws seed 001's Table 1 from the run") {
             CHECK(t.schedule[std::size_t(j)][i] == aspc_schedule::phi(5, i, j));
 }
 
-// Seed 001, section 4: in pipelined round t, element l of every node does
+// Hu, section 4: in pipelined round t, element l of every node does
 // inter-node iteration t - l ("the communication for the third, second, and
 // first iterations for the first, second, and third elements ... can be
 // overlapped"); a round is one ASPC of 4 steps (2 for the last, slot 0 alone),
 // then the local stage takes a step per iteration.
-TEST_CASE("descend draws seed 001's pipelined rounds from the run") {
+TEST_CASE("descend draws Hu's pipelined rounds from the run") {
     const int n = 3;
     const std::size_t M = 16, L = M >> n;
     run_params p = params("descend", "pipelined", n, M);
     p.ports = port_model::all_port;
-    p.options["kernel"] = "prefix"; // descend order, as the seed
+    p.options["kernel"] = "prefix"; // descend order, as the source
     const algorithm_steps s = record_steps(p);
     const int rounds = int(L) + n - 1, inter = 4 * rounds - 2;
     REQUIRE(s.steps.size() == std::size_t(inter + 1 + 1)); // + log L = 1 local step

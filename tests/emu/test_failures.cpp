@@ -5,10 +5,16 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <fstream>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <hcube/machine.hpp>
 #include <hcube/system.hpp>
@@ -274,6 +280,42 @@ TEST_CASE("dimension out of range names the node, the operation and the dimensio
     check_usable(m);
 }
 
+TEST_CASE("compute() refuses negative, NaN and infinite times, naming the node and the value") {
+    machine m(cfg(2));
+    const auto compute_on_3 = [&](double t) {
+        return run_failure(m, [t](node& me) {
+            if (me.id() == 3) me.compute(t);
+        });
+    };
+    CHECK(compute_on_3(-1) == "node 3: compute(-1.000000): time must be finite and >= 0");
+    CHECK(compute_on_3(std::numeric_limits<double>::infinity()) ==
+          "node 3: compute(inf): time must be finite and >= 0");
+    CHECK(compute_on_3(-std::numeric_limits<double>::infinity()) ==
+          "node 3: compute(-inf): time must be finite and >= 0");
+    const std::string nan = compute_on_3(std::numeric_limits<double>::quiet_NaN());
+    CHECK_MESSAGE(nan.find("node 3: compute(") == 0, nan);
+    CHECK_MESSAGE(nan.find("nan): time must be finite and >= 0") != std::string::npos, nan);
+    // Zero and a finite time are charged as given.
+    const run_report r = m.run([](node& me) {
+        me.compute(0);
+        if (me.id() == 3) me.compute(2.5);
+    });
+    CHECK(r.node_time == std::vector<double>{0, 0, 0, 2.5});
+    check_usable(m);
+}
+
+TEST_CASE("exchange_all with more transfers than max_dim is refused with the count") {
+    machine m(cfg(2, port_model::all_port));
+    CHECK(run_failure(m, [](node& me) {
+              if (me.id() != 1) return;
+              int x = 0;
+              const std::vector<transfer<int>> ops(
+                  std::size_t(max_dim) + 1, transfer<int>{0, std::span(&x, 1), std::span(&x, 1)});
+              me.exchange_all(ops);
+          }) == "node 1: exchange_all with 19 transfers; a 2-cube node has 2 links");
+    check_usable(m);
+}
+
 TEST_CASE("exchange_all is refused under single-port and with a dimension given twice") {
     machine single(cfg(2));
     CHECK(run_failure(single, [](node& me) {
@@ -331,7 +373,7 @@ TEST_CASE("link_capacity above the maximum is refused with the value and the max
 }
 
 TEST_CASE("a machine the system's limits cannot take is refused before any thread starts") {
-    // The limits of the 2-core sandbox (Linux defaults), at d = 15.
+    // The limits of a 2-core machine (Linux defaults), at d = 15.
     os_limits lim;
     lim.max_map_count = 65530;
     lim.maps_in_use = 60;
@@ -369,11 +411,63 @@ TEST_CASE("a machine the system's limits cannot take is refused before any threa
           "machine: cannot start a 12-cube here: with link_capacity 1048576, the 49152 links of "
           "1048576 64-byte slots need 3072.0 GiB, more than the 24.0 GiB of memory (lower "
           "link_capacity); or use a smaller dimension");
+    // What the address-space limit (ulimit -v) leaves: the rings' 4 GiB at d
+    // = 4, and with fibers 16 stacks of 256 KiB and a 16 KiB guard zone each.
+    lim.address_space = 2.0 * (1 << 30);
+    config wide = threads(4);
+    wide.link_capacity = max_link_capacity;
+    CHECK(os_limit_problems(wide, lim) ==
+          "machine: cannot start a 4-cube here: its links need 4.0 GiB of address space, and the "
+          "address-space limit (RLIMIT_AS, ulimit -v) leaves 2.0 GiB (lower link_capacity, or "
+          "raise the limit); or use a smaller dimension");
+    wide.executor = executor_kind::fibers;
+    CHECK(os_limit_problems(wide, lim) ==
+          "machine: cannot start a 4-cube here: its links and fiber stacks need 4.0 GiB of "
+          "address space, and the address-space limit (RLIMIT_AS, ulimit -v) leaves 2.0 GiB "
+          "(lower link_capacity or stack_bytes, or raise the limit); or use a smaller dimension");
+    wide.link_capacity = 16;
+    CHECK(os_limit_problems(wide, lim).empty());
 
     // This system: refused with the reason, not a failure to start thread 32000.
     const os_limits here = read_os_limits();
     if (here.pid_max >= 0 && here.pid_max < (1 << 15) + here.tasks)
         CHECK_THROWS_WITH_AS(machine(threads(15)), doctest::Contains("kernel.pid_max is"), error);
+}
+
+TEST_CASE("under an address-space limit the constructor throws error, not std::bad_alloc") {
+    if (test::sanitized) return; // the sanitizers reserve terabytes of shadow memory
+    // In a child process: RLIMIT_AS 1 GiB above what it maps now, and a
+    // 4-cube whose rings at the maximum capacity take 4 GiB of address space.
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const double mapped = double(sysconf(_SC_PAGESIZE)) * [] {
+            long pages = 0;
+            std::ifstream("/proc/self/statm") >> pages;
+            return double(pages);
+        }();
+        const rlimit as{rlim_t(mapped) + (rlim_t(1) << 30), RLIM_INFINITY};
+        if (setrlimit(RLIMIT_AS, &as) != 0) std::_Exit(5);
+        config c = cfg(4);
+        c.link_capacity = max_link_capacity;
+        try {
+            machine m(c);
+            std::_Exit(1);
+        } catch (const error& e) {
+            std::_Exit(std::string_view(e.what()).find("address-space limit") != std::string::npos
+                           ? 0
+                           : 2);
+        } catch (const std::bad_alloc&) {
+            std::_Exit(3);
+        } catch (...) {
+            std::_Exit(4);
+        }
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    REQUIRE(WIFEXITED(status));
+    // 0: refused by name; 1: built; 2: another error; 3: std::bad_alloc.
+    CHECK(WEXITSTATUS(status) == 0);
 }
 
 TEST_CASE("several failing nodes are all named, in node order, the same way every run") {

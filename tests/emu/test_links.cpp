@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <fstream>
 #include <numeric>
+
+#include <unistd.h>
 
 #include <hcube/machine.hpp>
 
@@ -264,6 +267,27 @@ TEST_CASE("capacity 0 makes sends synchronous but correct programs still run") {
         }
     });
     CHECK(bad == 0);
+}
+
+TEST_CASE("a ring's slots take memory only once messages use them") {
+    // At the maximum capacity a 2-cube's 8 rings hold 512 MiB of slots; a run
+    // that sends a few messages on each touches a few pages of them.
+    const auto resident = [] {
+        long pages = 0, in_memory = 0;
+        std::ifstream("/proc/self/statm") >> pages >> in_memory;
+        return double(in_memory) * double(sysconf(_SC_PAGESIZE));
+    };
+    const double before = resident();
+    config c = cfg(2);
+    c.links = link_impl::ring;
+    c.link_capacity = max_link_capacity;
+    machine m(c);
+    for (int run = 0; run < 3; ++run)
+        m.run([](node& me) {
+            for (int k = 0; k < me.dim(); ++k)
+                CHECK(me.exchange(k, std::vector<int>(3, me.id()))[0] == me.neighbor(k));
+        });
+    CHECK(resident() - before < 64.0 * (1 << 20));
 }
 
 TEST_CASE("a machine runs many programs and keeps its threads") {

@@ -1,4 +1,4 @@
-// The E-cube router (seed 000, 4.5.3): delivery, per-pair order, cut-through
+// The E-cube router (Grama et al. 4.5.3): delivery, per-pair order, cut-through
 // cost, traffic on every link of the path, congestion.
 #include <doctest/doctest.h>
 
@@ -59,6 +59,34 @@ TEST_CASE("two messages on one directed link at once: one congestion event, one 
     CHECK(r.congestion[0].granted == 6);
     CHECK(r.virtual_time == 12);
     CHECK(r.link(1, 1).messages == 2);
+}
+
+TEST_CASE("all-port: a routed message holds the send port of its first hop, the lowest dimension") {
+    // t_s = 1, t_w = 0. Node 0 sends on dim 0 (port 0 busy over [0, 1]), then
+    // routed to 3 (first hop dim 0: waits for port 0, [1, 2]) and to 2 (dim 1:
+    // port 1 free, [0, 1]). On the highest dimension's port instead, 3 would
+    // receive at 1 and 2 at 2.
+    machine m(cfg(2, port_model::all_port, 1, 0));
+    const int v = 7;
+    const run_report r = m.run([&](node& me) {
+        int got = -1;
+        if (me.id() == 0) {
+            me.send(0, std::span(&v, 1));
+            me.send_routed(3, std::span(&v, 1));
+            me.send_routed(2, std::span(&v, 1));
+        } else if (me.id() == 1) {
+            me.recv(0, std::span(&got, 1));
+        } else {
+            me.recv_routed(0, std::span(&got, 1));
+        }
+        if (me.id() != 0) CHECK(got == 7);
+    });
+    REQUIRE(r.node_time.size() == 4);
+    CHECK_MESSAGE(r.node_time[0] == 2, "node 0's port 0 is busy until 2");
+    CHECK(r.node_time[1] == 1);
+    CHECK_MESSAGE(r.node_time[2] == 1, "the message to 2 left on port 1 at 0");
+    CHECK_MESSAGE(r.node_time[3] == 2, "the message to 3 waited for port 0, its first hop's");
+    CHECK(r.congestion.empty());
 }
 
 TEST_CASE("Algorithm 4.10 pattern: p - 1 routed steps without congestion") {

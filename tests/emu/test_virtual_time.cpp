@@ -1,5 +1,5 @@
 // Virtual time: exact values for small patterns under both port models.
-// Cost of one message of m words: t_s + t_w m (seed 000, chapter 4 intro).
+// Cost of one message of m words: t_s + t_w m (Grama et al. chapter 4 intro).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -79,7 +79,7 @@ TEST_CASE("a send and a receive overlap: an exchange costs one message time") {
     CHECK(r.node_time[0] == r.node_time[1]);
 }
 
-TEST_CASE("recursive doubling: t_s log p + t_w m (p - 1) exactly (seed 000, Eq. 4.4)") {
+TEST_CASE("recursive doubling: t_s log p + t_w m (p - 1) exactly (Grama et al. Eq. 4.4)") {
     for (int d = 0; d <= 6; ++d) {
         const int p = 1 << d;
         for (int mw : {1, 3}) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `hcube info` end to end: the Gray code table of a 3-cube (seed 002 Table 1
+# `hcube info` end to end: the Gray code table of a 3-cube (Mathur & Johnsson Table 1
 # with its transition sequence 0 1 0 2 0 1 0 2), the sizes, the JSON form, the
 # truncated table of a large cube, and one clear error line for bad input.
 # Usage: cli_info.sh PATH/TO/hcube
@@ -18,7 +18,7 @@ expect_line "$out" '^threads +8 ' "threads"
 expect_line "$out" '^diameter +3 ' "diameter"
 expect_line "$out" '^link capacity +16 ' "default link capacity"
 # 24 links x (16 x 64 + 128) B + 8 nodes x 64 KiB = 27 KiB + 512 KiB.
-expect_line "$out" '^memory \(estimate\) +539\.0 KiB$' "memory estimate"
+expect_line "$out" '^memory \(bound\) +539\.0 KiB  \(what a run is checked against' "memory bound"
 
 json=$("$hcube" info --dim 3 --json) || fail "info --dim 3 --json exited with $?"
 expect_line "$json" '"nodes": 8, "directed_links": 24, "threads": 8' "JSON sizes"

@@ -1,4 +1,4 @@
-// lib/topology: the seeds' Gray code table and transition sequences, then
+// lib/topology: the sources' Gray code table and transition sequences, then
 // property checks for d = 0..20 (O(2^d) checks) and smaller d where a check
 // costs O(d 2^d) or more.
 #include <algorithm>
@@ -31,9 +31,9 @@ node_id nodes(int d) {
 
 } // namespace
 
-TEST_CASE("3-bit Gray code: seed 002 Table 1 and seed 000 Figure 4.23") {
-    // Seed 002 Table 1 lists G(0..7) = 000 001 011 010 110 111 101 100; seed
-    // 000 (4.6.2, Figure 4.23) maps ring node i to hypercube node G(i).
+TEST_CASE("3-bit Gray code: Mathur & Johnsson Table 1 and Grama et al. Figure 4.23") {
+    // Mathur & Johnsson Table 1 lists G(0..7) = 000 001 011 010 110 111 101 100;
+    // Grama et al. (4.6.2, Figure 4.23) maps ring node i to hypercube node G(i).
     const std::vector<node_id> table{0b000, 0b001, 0b011, 0b010, 0b110, 0b111, 0b101, 0b100};
     for (node_id i = 0; i < 8; ++i) {
         CAPTURE(i);
@@ -44,12 +44,12 @@ TEST_CASE("3-bit Gray code: seed 002 Table 1 and seed 000 Figure 4.23") {
     CHECK(hcube::hamiltonian_cycle(3, 0) == table);
 }
 
-TEST_CASE("3-bit transition sequence and its rotations: seed 002 sections 3 and 4.2") {
-    // "the transition sequence is 0, 1, 0, 2, 0, 1, 0 and 2" (seed 002).
+TEST_CASE("3-bit transition sequence and its rotations: Mathur & Johnsson sections 3 and 4.2") {
+    // "the transition sequence is 0, 1, 0, 2, 0, 1, 0 and 2" (Mathur & Johnsson).
     CHECK(hcube::transition_sequence(3) == std::vector<int>{0, 1, 0, 2, 0, 1, 0, 2});
-    // The exchange sequences for locations 1 and 2 (seed 002, 4.2) are the
+    // The exchange sequences for locations 1 and 2 (Mathur & Johnsson 4.2) are the
     // rotations (t + i) mod d: "1, 2, 1, 0, 1, 2, 1" and "2, 0, 2, 1, 2, 0, 2".
-    // The seed lists the 2^d - 1 exchanges; the last entry closes the cycle.
+    // The source lists the 2^d - 1 exchanges; the last entry closes the cycle.
     CHECK(hcube::rotated_transition_sequence(3, 1) == std::vector<int>{1, 2, 1, 0, 1, 2, 1, 0});
     CHECK(hcube::rotated_transition_sequence(3, 2) == std::vector<int>{2, 0, 2, 1, 2, 0, 2, 1});
     CHECK(hcube::rotated_transition_sequence(3, 0) == hcube::transition_sequence(3));
@@ -98,7 +98,7 @@ TEST_CASE("Gray code is a bijection on 0..2^d-1 and gray_inverse inverts it, d =
     }
 }
 
-TEST_CASE("Gray code follows the recursive reflection of seed 002, d = 1..20") {
+TEST_CASE("Gray code follows the recursive reflection of Mathur & Johnsson d = 1..20") {
     // G_{d}(i) = 0 || G_{d-1}(i) for i < 2^(d-1), 1 || G_{d-1}(2^d - 1 - i) after.
     for (int d = 1; d <= max_d; ++d) {
         CAPTURE(d);
@@ -196,7 +196,7 @@ TEST_CASE("hamiltonian_cycle visits every node once and closes, d = 0..14") {
 
 namespace {
 
-// Everything an E-cube path from `from` to `to` must satisfy (seed 000, 4.5.3):
+// Everything an E-cube path from `from` to `to` must satisfy (Grama et al. 4.5.3):
 // one hop per differing bit, dimensions ascending, ending at the destination.
 bool ecube_ok(node_id from, node_id to) {
     const std::vector<int> path = hcube::ecube_path(from, to);
@@ -215,7 +215,7 @@ bool ecube_ok(node_id from, node_id to) {
 } // namespace
 
 TEST_CASE("E-cube paths: length = Hamming distance, ascending dimensions, reach the destination") {
-    // Seed 000, 4.5.3: the first link is in the dimension of the least
+    // Grama et al. 4.5.3: the first link is in the dimension of the least
     // significant bit of i XOR j, and so on upwards.
     CHECK(hcube::ecube_path(0b010, 0b111) == std::vector<int>{0, 2});
     CHECK(hcube::ecube_route(0b010, 0b111) == std::vector<node_id>{0b010, 0b011, 0b111});
@@ -242,7 +242,7 @@ TEST_CASE("E-cube paths: length = Hamming distance, ascending dimensions, reach 
 }
 
 TEST_CASE("Gray-code ring embedding: ring distance 2^i is 2 hypercube links, 1 for i = 0") {
-    // Seed 000, 4.6.2: the property the hypercube circular shift relies on.
+    // Grama et al. 4.6.2: the property the hypercube circular shift relies on.
     for (int d = 2; d <= 12; ++d) {
         CAPTURE(d);
         const node_id n = nodes(d);
@@ -258,7 +258,7 @@ TEST_CASE("Gray-code ring embedding: ring distance 2^i is 2 hypercube links, 1 f
     }
 }
 
-TEST_CASE("E-cube routes of a circular q-shift are congestion-free (seed 000, Problem 4.22)") {
+TEST_CASE("E-cube routes of a circular q-shift are congestion-free (Grama et al. Problem 4.22)") {
     // Node i sends to (i + q) mod p in binary labels; no directed link may carry
     // two of the p paths. d <= 8, every q.
     for (int d = 0; d <= 8; ++d) {

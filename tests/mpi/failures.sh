@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The MPI backend's failure paths end the whole job with MPI_Abort and a
 # readable message (tests/mpi/test_mpi.cpp, the "abort:" cases): a node that
-# throws, and ranks whose nodes stay blocked past config::mpi_quiet_limit.
+# throws, ranks whose nodes stay blocked past config::mpi_quiet_limit, and a
+# rank that never finishes or stops answering.
 # Usage: failures.sh MPIRUN TEST-MPI
 set -uo pipefail
 mpirun=$1
@@ -34,4 +35,10 @@ expect "abort: nodes blocked*" 2 "stayed blocked for 300 ms" "node [0-7]: recv o
 expect "abort: a node that throws*" 8 "rank 5 of 8: the run failed" "node 5: bad pivot 0.0 in row 5"
 expect "abort: nodes blocked*" 8 "stayed blocked for 300 ms" "node [0-7]: recv on dim 2 from node [0-7]"
 expect "the job's ranks share the cube*" 3 "3 ranks cannot share a 3-cube"
+# A rank that does not finish or stops answering is named, not waited for.
+expect "abort: a node that never returns*" 2 "rank 0 of 2: rank 1 has not finished its nodes" \
+    "nothing moved for 300 ms"
+expect "abort: a node that never returns*" 8 "rank 7 has not finished its nodes"
+expect "abort: a rank that stops calling MPI*" 4 "rank 3 did not answer within 300 ms" \
+    "combining a verdict"
 exit $failed

@@ -1,4 +1,4 @@
-// All-to-all personalized communication (seed 000, 4.5): every algorithm
+// All-to-all personalized communication (Grama et al. 4.5): every algorithm
 // against a serial reference (the transpose of the p x p block matrix), its
 // closed form exactly, its traffic pattern, and bad sizes.
 #include <doctest/doctest.h>

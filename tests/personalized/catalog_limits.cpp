@@ -1,5 +1,5 @@
 // The whole catalog at its limits: which algorithms need buffered links (each
-// run with link capacity 0), the exact formula forms printed when the seed's
+// run with link capacity 0), the exact formula forms printed when the source's
 // form is not exact (numbers by hand), `auto` with huge costs or nothing that
 // fits, and runs too large for memory refused before allocating.
 #include <doctest/doctest.h>
@@ -7,6 +7,7 @@
 #include <string>
 
 #include <hcube/driver/catalog.hpp>
+#include <hcube/system.hpp>
 
 #include <catalog_params.hpp>
 
@@ -79,7 +80,7 @@ TEST_CASE("catalog: exactly the entries that declare needs_buffered_links deadlo
         CHECK_MESSAGE(!contains(flagged, name), name, ":", flagged);
 }
 
-TEST_CASE("catalog: when p does not divide m the exact form is given beside the seed's") {
+TEST_CASE("catalog: when p does not divide m the exact form is given beside the source's") {
     const catalog& c = builtin_catalog();
     SUBCASE("allreduce reduce-scatter-allgather, p = 16, m = 8, t_s = 10, t_w = 1") {
         // Blocks of 1 word for nodes 0..7, empty for 8..15. Reduce-scatter step
@@ -130,7 +131,7 @@ TEST_CASE("catalog: when p does not divide m the exact form is given beside the 
         CHECK(f->text == "2 t_s + 1 t_w");
         CHECK(run_algorithm(p).report.virtual_time == 3);
     }
-    SUBCASE("p | m: the seed's form is exact, nothing else is printed") {
+    SUBCASE("p | m: the source's form is exact, nothing else is printed") {
         for (const char* op : {"broadcast", "reduce", "allreduce"})
             for (const auto* e : c.algorithms(op)) {
                 INFO(op, " ", e->algo);
@@ -167,7 +168,7 @@ TEST_CASE("catalog: huge costs pick the same algorithm and are refused as overfl
 }
 
 TEST_CASE("catalog: a run larger than physical memory is refused before allocating") {
-    const double have = physical_memory_bytes();
+    const double have = read_os_limits().memory;
     REQUIRE(have > 0);
     // allgather holds about 2 p^2 m elements: 2 * 256 * 1e11 * 4 bytes.
     const run_params p = params("allgather", "hypercube", 4, 99999999999, 1, 0);

@@ -9,7 +9,7 @@ source "$(dirname "$0")/../support/cli_common.sh"
 # json_field JSON KEY: the raw value of a top-level key.
 json_field() { grep -Eo "\"$2\": (\"[^\"]*\"|[^,}]*)" <<<"$1" | head -1 | sed -E "s/^\"$2\": //"; }
 
-keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs link_capacity links executor backend ranks rank_wall_seconds'
+keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds fingerprint'
 # The default links and executor unless a check asks for others (the suites'
 # variants set them).
 unset HCUBE_LINKS HCUBE_EXECUTOR
@@ -38,6 +38,18 @@ run_json "alltoall pairwise" alltoall --algo pairwise --dim 3 --words 4 --ts 3 -
 [ "$(json_field "$json" congestion_events)" = 0 ] || fail "pairwise congested: $json"
 [ "$(json_field "$json" nodes)" = 8 ] || fail "nodes: $json"
 [ "$(json_field "$json" ports)" = '"single"' ] || fail "ports: $json"
+# The work the algorithm follows, by its key in docs/references.md, and where.
+[ "$(json_field "$json" source)" = '"grama"' ] || fail "source: $json"
+[ "$(json_field "$json" source_section)" = '"4.5.3, Alg. 4.10, E-cube routing, Eq. 4.10"' ] ||
+    fail "source_section: $json"
+run_json "allgather d-cycles" allgather --algo d-cycles --dim 3 --ports all
+[ "$(json_field "$json" source)" = '"mathur-johnsson"' ] || fail "d-cycles source: $json"
+[ "$(json_field "$json" source_section)" = '"4.2.1, Figures 8-11, 20"' ] ||
+    fail "d-cycles source_section: $json"
+run_json "aspc four-step" aspc --algo four-step --dim 3 --ports all
+[ "$(json_field "$json" source)" = '"hu"' ] || fail "aspc source: $json"
+[ "$(json_field "$json" source_section)" = '"section 3, Theorem 5, Tables 1-2"' ] ||
+    fail "aspc source_section: $json"
 # Eq. 4.9, all-port, int64, p = 16, m = 2, t_s = t_w = 1: (1 + 2 * 16/2) * 4 = 68.
 run_json "alltoall dimension-exchange" alltoall --algo dimension-exchange --dim 4 --words 2 \
     --tw 1 --ports all --type int64
@@ -67,7 +79,11 @@ expect_line "$out" '^  formula +10 = \(t_s \+ t_w m\) steps\(q\)' "formula"
 for label in 'wall time' messages bytes 'congestion events' note; do
     expect_line "$out" "^  $label " "text row $label"
 done
-expect_line "$out" '^  wall time +[0-9.e+-]+ s on ring links$' "wall time names the links"
+expect_line "$out" '^  wall time +[0-9.e+-]+ s \(the emulation.s; link implementation ring\)$' \
+    "wall time names the links"
+# descend runs with its own defaults: M = N elements.
+out=$("$hcube" run descend --dim 3) || fail "run descend with its defaults: exit status $?"
+expect_line "$out" '^descend [a-z]+: dim 3 \(8 nodes\), m = 8 words' "descend's default M = N"
 
 # --links chooses the link implementation, and HCUBE_LINKS does without it.
 run_json "links default" allreduce --dim 3 --words 5 --tw 1
@@ -128,7 +144,7 @@ done
 expect_line "$list" '^alltoall$' "list alltoall"
 expect_line "$list" '^shift$' "list shift"
 expect_line "$list" '--ring gray\|id \(default id\)' "list ecube option"
-expect_line "$list" 'seed 000, 4\.5\.3, Alg\. 4\.10' "list source"
+expect_line "$list" 'Grama et al. 4\.5\.3, Alg\. 4\.10' "list source"
 help=$("$hcube" run --help) || fail "run --help: exit status $?"
 expect_line "$help" '^operations:.* alltoall .*shift' "help lists operations"
 
@@ -191,7 +207,7 @@ fi
 if grep -Eq '^  d-cycles ' <<<"$list"; then
     bad allgather --algo d-cycles --dim 3 "allgather d-cycles: "
 fi
-# --schedule is another name for --algo (seed 001's descend schedules).
+# --schedule is another name for --algo (Hu's descend schedules).
 if grep -Eq '^  pipelined ' <<<"$list"; then
     run_json "descend --schedule" descend --schedule pipelined --kernel prefix --dim 2 --words 16 --ports all
     [ "$(json_field "$json" algo)" = '"pipelined"' ] || fail "--schedule pipelined: $json"

@@ -1,4 +1,4 @@
-// The closed forms of lib/include/hcube/cost/personalized.hpp: the seed's
+// The closed forms of lib/include/hcube/cost/personalized.hpp: the source's
 // equations at worked values, Table 4.1, and the shift plans and link loads
 // checked against explicit enumeration.
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
-// Circular q-shift (seed 000, 4.6.2): every algorithm on both linear arrays
-// against a serial reference, exact step counts within the seed's bounds,
+// Circular q-shift (Grama et al. 4.6.2): every algorithm on both linear arrays
+// against a serial reference, exact step counts within the source's bounds,
 // Figures 4.23 and 4.24, E-cube congestion on the Gray-code array, bad calls.
 #include <doctest/doctest.h>
 

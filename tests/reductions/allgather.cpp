@@ -1,5 +1,5 @@
 // All-to-all broadcast (collectives/allgather.hpp): serial reference for every
-// algorithm, d = 0..8 and four element types; exact seed costs (Eqs. 4.2-4.4);
+// algorithm, d = 0..8 and four element types; exact source costs (Eqs. 4.2-4.4);
 // Figure 4.11 replayed step by step; the failure paths.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// The non-commutative test data must tell combine orders apart (issue 9). The
+// The non-commutative test data must tell combine orders apart. The
 // suites check every reduction with the 2x2 matrix product against a serial
 // left-to-right fold. The matrices they used until then had an even
 // determinant for most inputs, so mod 2^32 the product of all p inputs was the
@@ -28,7 +28,7 @@ namespace {
 using test::mat2;
 using input_fn = mat2 (*)(int, std::size_t);
 
-// The inputs the suites used before issue 9.
+// The inputs the suites used before the non-commutative data (they could not tell orders apart).
 mat2 old_mat2_for(int node, std::size_t i) {
     const auto s = std::uint32_t(node * 7919 + i * 104729 + 1);
     return {s % 5 + 1, (s / 5) % 3, (s / 15) % 3, (s / 45) % 5 + 1};

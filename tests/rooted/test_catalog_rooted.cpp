@@ -1,7 +1,7 @@
 // driver/src/catalog_rooted.cpp: the entries of broadcast, reduce, scatter
 // and gather: names, sources and formulas; run() verifies against the serial
 // reference for every element type; formula_time and the virtual time equal the
-// seed's formulas, written out here; `auto` picks the cheaper; a bad root does
+// source's formulas, written out here; `auto` picks the cheaper; a bad root does
 // not fit.
 #include <string>
 #include <vector>
@@ -23,7 +23,7 @@ std::vector<const algorithm_entry*> single_port_entries(const char* op) {
     return out;
 }
 
-// The time the seed gives for a rooted run, written out here rather than taken
+// The time the source gives for a rooted run, written out here rather than taken
 // from the catalog: Eq. 4.1 (t_s + t_w m) log p for the binomial broadcast and
 // reduction, Eq. 4.6 t_s log p + t_w m (p-1) for scatter and gather, Eq. 4.13
 // 2 (t_s log p + t_w (p-1) m/p) for the split algorithms when p divides m.
@@ -60,7 +60,7 @@ TEST_CASE("the rooted operations and their algorithms are in the catalog") {
     CHECK(names("gather") == "binomial rotated-trees");
     const auto* e = c.find("broadcast", "scatter-allgather");
     REQUIRE(e);
-    CHECK(e->source == "seed 000, 4.7.1, Eq. 4.13");
+    CHECK(e->source == "Grama et al. 4.7.1, Eq. 4.13");
     CHECK(e->formula == "2 (t_s log p + t_w (p-1) m/p) if p | m");
     REQUIRE(c.find("scatter", "binomial"));
     CHECK(c.find("scatter", "binomial")->formula == "t_s log p + t_w m (p-1)");

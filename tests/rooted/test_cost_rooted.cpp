@@ -1,4 +1,4 @@
-// lib/cost/rooted.hpp: the seed's closed forms on hand-worked values, and the
+// lib/cost/rooted.hpp: the source's closed forms on hand-worked values, and the
 // exact message-splitting time against Eq. 4.13 and against schedules worked
 // out by hand when p does not divide m. (tests/rooted/test_broadcast.cpp and
 // test_reduce.cpp check the emulator against these for d = 0..8.)

@@ -147,7 +147,7 @@ void check_every_cube(const named<A> (&variants)[N], std::vector<std::size_t> (*
         fits);
 }
 
-// A closed form f(d, m, t_s, t_w) of seed 000's cost functions.
+// A closed form f(d, m, t_s, t_w) of Grama et al.'s cost functions.
 using cost_form = double (*)(int, double, double, double);
 
 // A collective on uneven blocks (program(node, n), n elements in all) on

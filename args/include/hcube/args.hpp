@@ -88,6 +88,9 @@ CLI::Option* add_numbers(CLI::App& app, const std::string& flag, std::vector<T>&
 // takes. Apps are set up to let these through (prepare) so that the message
 // is ours.
 void prepare(CLI::App& app);
+// Before CLI11 sees them: an argument of dashes alone ("--", "-=3", "--=3")
+// names no option.
+void check_arguments(int argc, char** argv);
 void check_parsed(const CLI::App& app);
 
 // A CLI11 parse error as one line (e.g. a missing value: "--dim needs a value").

@@ -1,5 +1,5 @@
 // Everything a node program needs: the machine, the node interface and every
-// collective of the seeds.
+// collective of the sources.
 #pragma once
 
 #include <hcube/machine.hpp>

@@ -1,8 +1,9 @@
-// Pictures of a run (issue 12): a Chrome/Perfetto trace, a space-time diagram
-// (SVG), and step-by-step pictures of an algorithm drawn as the seeds draw them,
+// Pictures of a run: a Chrome/Perfetto trace, a space-time diagram
+// (SVG), and step-by-step pictures of an algorithm drawn as the sources draw them,
 // labelled with what every node holds after each step of a real run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -24,9 +25,11 @@ struct trace_options {
     trace_clock clock = trace_clock::virtual_time;
 };
 
-// Trace Event Format JSON (Perfetto, chrome://tracing): one track per node, a
-// slice per primitive call with its link, peer, bytes and step in `args`, one
-// flow arrow per message from the call that sent it to the call that took it.
+// Trace Event Format JSON (Perfetto, chrome://tracing): one track per node
+// (and one beside it for its calls that overlap in virtual time), a slice per
+// primitive call with its link, peer, bytes, step and virtual times in `args`
+// (a send's: while its message held the port), one flow arrow per message from
+// the start of the call that sent it to the end of the call that took it.
 // The report must come from a run with config::trace (else usage_error).
 void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o = {});
 
@@ -43,9 +46,22 @@ struct timeline_options {
 // dimension, congestion delays as red bars, the critical path highlighted.
 void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options o = {});
 
-// The messages of the critical path, as indices into r.trace, last first: the
-// chain of messages whose arrivals set the final clock of the latest node.
-std::vector<std::size_t> critical_path(const run_report& r);
+// One stretch of the critical path: a message that set a clock (its sender's
+// port while it was sent, or the receiver's clock when it arrived, or the
+// receiver's port while it was taken after another), or local work
+// (node::compute, message -1) on `node`.
+struct critical_step {
+    std::ptrdiff_t message = -1; // index into r.trace, or -1: local work
+    int node = 0;                // where the stretch ends
+    double begin = 0, end = 0;   // the virtual time it accounts for
+};
+
+// The chain of what determined the latest node's final clock, walked back
+// through the sends, arrivals and receives that set each clock, last first:
+// the stretches meet end to begin, the first ends at r.virtual_time and the
+// last begins at 0, so their lengths add up to the virtual time. A root that
+// only sends has its path through its send port.
+std::vector<critical_step> critical_path(const run_report& r);
 
 // ---- step pictures --------------------------------------------------------------
 
@@ -68,22 +84,29 @@ struct algorithm_steps {
     run_params params; // auto resolved
     std::string title; // "allgather hypercube on a 3-cube (8 nodes)"
     std::string source, formula;
+    // What this operation's labels and tables mean (the page's header): its
+    // own notation only, and for the CM-200 cycles how M' is split.
+    std::string notation;
     run_report report;
     std::vector<step_state> steps; // steps[0]: before the first step
-    bool table = false;            // CM-200 memory tables (seed 002, Figures 8-11)
-    // CM-200 cycle reductions (seed 002, Figures 12-19): per step, memory[node]
+    bool table = false;            // CM-200 memory tables (Mathur & Johnsson Figures 8-11)
+    // CM-200 cycle reductions (Mathur & Johnsson Figures 12-19): per step, memory[node]
     // [address] is "●" (sends the partial sum of that address), "+" (receives
     // it and adds its own), "○" (added before) or empty.
     bool reduction_table = false;
-    // ASPC (seed 001, Table 1): schedule[j][i], the link element j of logical
+    // ASPC (Hu, Table 1): schedule[j][i], the link element j of logical
     // node i left on in step 1, read from the run; empty for other operations.
     std::vector<std::vector<int>> schedule;
 };
 
+// The largest dimension whose steps are drawn: 64 nodes.
+inline constexpr int max_drawn_dim = 6;
+
 // Runs p's algorithm on symbolic data with tracing and snapshots every node's
 // buffers as each primitive call begins and when the node finishes. Throws
 // usage_error for what cannot be drawn (p > 64 nodes, an operation without a
-// symbolic driver), deadlock_error when the run deadlocks.
+// symbolic driver, more than this computer's memory by an estimate made
+// first), deadlock_error when the run deadlocks.
 algorithm_steps record_steps(run_params p);
 
 // One SVG per step (index = step), and the self-contained HTML page with all

@@ -29,7 +29,7 @@ inline constexpr int max_dim = 18;
 // needs more buffering than the messages it sends before receiving.
 inline constexpr std::size_t max_link_capacity = std::size_t(1) << 20;
 
-// Seed 000, chapter 4 intro and 4.7.2.
+// Grama et al. chapter 4 intro and 4.7.2.
 enum class port_model {
     single_port, // one send and one receive in progress per node (the textbook's default)
     all_port,    // one send and one receive in progress per link
@@ -218,7 +218,7 @@ constexpr std::optional<link_impl> parse_link_impl(std::string_view name) noexce
     return policy_named(link_policies, &link_policy::impl, name);
 }
 
-// Cost of one message of m words: t_s + t_w * m (seed 000, chapter 4 intro).
+// Cost of one message of m words: t_s + t_w * m (Grama et al. chapter 4 intro).
 struct cost_model {
     double t_s = 1.0;
     double t_w = 0.0;

@@ -22,6 +22,8 @@
 
 namespace hcube {
 
+class node;
+
 namespace detail {
 struct machine_state;
 struct node_state;
@@ -40,6 +42,15 @@ std::uint32_t wire_type_id() {
     static const std::uint32_t id = register_wire_type(typeid(T), sizeof(T));
     return id;
 }
+
+// For tests of the parking protocol: how many times node `id` of `me`'s
+// machine has parked since the machine was made, and whether it is parked now
+// with no wake-up on its way (what the deadlock watchdog samples).
+struct park_count {
+    std::uint64_t parks = 0;
+    bool parked = false;
+};
+park_count parks_of(const node& me, int id) noexcept;
 } // namespace detail
 
 template <class T>
@@ -300,6 +311,8 @@ private:
     void sendrecv_routed_bytes(int dest, bytes_view out, int source, bytes_span in);
     [[noreturn]] void too_many_transfers(std::size_t n) const;
     [[noreturn]] void bad_neighbor(int k) const;
+
+    friend detail::park_count detail::parks_of(const node& me, int id) noexcept;
 
     detail::machine_state* m_;
     detail::node_state* s_;

@@ -28,6 +28,7 @@ struct os_limits {
     long long nproc = -1;         // RLIMIT_NPROC, when it applies (not to root)
     long long own_threads = 1;    // this process's threads
     double memory = -1;           // physical memory, bytes
+    double address_space = -1;    // what RLIMIT_AS (ulimit -v) leaves this process, bytes
 };
 os_limits read_os_limits();
 

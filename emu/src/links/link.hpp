@@ -28,10 +28,13 @@
 #pragma once
 
 #include <atomic>
+#include <cerrno>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -39,6 +42,7 @@
 #include <sys/mman.h>
 
 #include <hcube/config.hpp>
+#include <hcube/error.hpp>
 
 #include "boost_spsc.hpp"
 #include "message.hpp"
@@ -49,7 +53,7 @@ namespace hcube::detail {
 template <class L>
 concept spsc_link = std::constructible_from<L, std::size_t, void*> && requires(L& l, const L& c) {
     // construction: L(capacity, extra) in the link table's arena, with
-    // extra_bytes(capacity) bytes for it at `extra`
+    // extra_bytes(capacity) zero-filled bytes for it at `extra`
     { L::extra_bytes(std::size_t{}) } -> std::same_as<std::size_t>;
     // producer
     { l.writable() } -> std::same_as<bool>;
@@ -97,7 +101,10 @@ public:
         bytes_ = (bytes + huge_page - 1) / huge_page * huge_page;
         void* at = mmap(nullptr, bytes_ + huge_page, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (at == MAP_FAILED) throw std::bad_alloc();
+        if (at == MAP_FAILED)
+            throw error("machine: cannot map " + std::to_string(bytes_ >> 20) +
+                        " MiB for the links: " + std::strerror(errno) +
+                        " (lower link_capacity, or raise the address-space limit)");
         // Keep the aligned part, give back the rest.
         char* raw = static_cast<char*>(at);
         char* aligned = reinterpret_cast<char*>(

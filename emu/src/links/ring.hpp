@@ -9,7 +9,7 @@
 // read next instead of a shared write index. A message then costs one cache
 // line moving from producer to consumer; spsc_queue moves three (write index,
 // slot, and read index back to the producer), and its bare ping-pong measured
-// about twice a raw cross-core flag's on the 2-core sandbox, the whole budget
+// about twice a raw cross-core flag's on a 2-core machine, the whole budget
 // of a link round trip (docs/design.md, bench-runtime).
 //
 //   producer line  tail, head_cache, slots, mask, capacity     (written by the producer)
@@ -19,13 +19,9 @@
 //
 // packed_ring puts both sides on one line. A line written by both ends moves
 // between their cores once more per message, which costs a link whose ends
-// spin on two cores (the d = 1 round trip: 0.38-0.43 us against 0.24-0.28);
-// but where nodes outnumber the cores most links join nodes on one core, and
-// a node-step then misses on one header line instead of two. The machine
-// packs its rings unless its nodes spin (machine.cpp). The d = 12 step
-// pattern with fibers, caches cold as in bench-runtime: 11.9 ms against 12.9
-// (medians of twelve alternating pairs, 9 of them faster); in bench-runtime
-// 9.3-12.9 ms against 14.2-16.5 (four runs and two; session 28).
+// spin on two cores; but where nodes outnumber the cores most links join nodes
+// on one core, and a node-step then misses on one header line instead of two.
+// The machine packs its rings unless its nodes spin (machine.cpp).
 //
 // Memory ordering:
 // - slot.seq: the producer fills the descriptor, then stores seq = n + 1 with
@@ -68,11 +64,14 @@ public:
     static std::size_t extra_bytes(std::size_t capacity) noexcept {
         return std::bit_ceil(capacity) * sizeof(slot);
     }
-    // Holds up to `capacity` (>= 1) messages; its slots are constructed at
-    // `extra`, extra_bytes(capacity) bytes aligned to a cache line.
+    // Holds up to `capacity` (>= 1) messages; its slots are at `extra`,
+    // extra_bytes(capacity) zero-filled bytes aligned to a cache line (the link
+    // table's arena). A zero slot is an empty one, so none is written here:
+    // a slot's page becomes resident when a message first uses it, and a
+    // ring of 2^20 slots costs only what its traffic touches.
     basic_ring(std::size_t capacity, void* extra)
-        : producer_{make_slots(extra, std::bit_ceil(capacity)),
-                    std::uint32_t(std::bit_ceil(capacity) - 1), std::uint32_t(capacity)}
+        : producer_{static_cast<slot*>(extra), std::uint32_t(std::bit_ceil(capacity) - 1),
+                    std::uint32_t(capacity)}
         , consumer_{producer_.slots, producer_.mask} {}
     basic_ring(const basic_ring&) = delete;
     basic_ring& operator=(const basic_ring&) = delete;
@@ -173,12 +172,6 @@ private:
         descriptor d;
     };
     static_assert(sizeof(slot) == cache_line, "a slot (seq + descriptor) is one cache line");
-    static slot* make_slots(void* at, std::size_t n) noexcept {
-        slot* first = static_cast<slot*>(at);
-        for (std::size_t i = 0; i < n; ++i)
-            new (first + i) slot;
-        return first;
-    }
 
     // Each side on a line of its own, or both on one (Packed).
     static constexpr std::size_t side_align = Packed ? alignof(std::uint64_t) : cache_line;

@@ -1,4 +1,4 @@
-// Hu's all-to-some personalized communication (ASPC) schedule, seed 001: the
+// Hu's all-to-some personalized communication (ASPC) schedule, Hu: the
 // pattern (i|j) -> (i +- 2^j | j) on a Boolean n-cube, element j of logical
 // node i moving to logical node i +- 2^j (mod 2^n), where logical node i lives
 // on physical node G(i), the binary-reflected Gray code of i (section 3).
@@ -57,7 +57,7 @@ constexpr int phi(int n, node_id i, int j) noexcept {
 // Definition 2: the outgoing table of the minus half, (i|j) -> (i - 2^j | j):
 //   phi-bar_i(j) = H_n(floor(i / 2^(j-1)) 2^(j-1) - 2^(j-1) - 1),  j > 0
 //   phi-bar_i(0) = H_n(i - 1)
-// Lemma 9: phi-bar_i(j) = phi_(2^n - 1 - i)(j) (the seed's text garbles the
+// Lemma 9: phi-bar_i(j) = phi_(2^n - 1 - i)(j) (the source's text garbles the
 // index; tests/aspc checks this form for every i, j, n <= 10).
 constexpr int phi_bar(int n, node_id i, int j) noexcept {
     if (j == 0) return H(n, std::int64_t(i) - 1);
@@ -95,7 +95,7 @@ inline std::vector<node_id> route(int n, node_id i, int j, bool plus) {
     return r;
 }
 
-// The table as printed in the seed (Tables 1 and 2): row j, column i.
+// The table as printed in the source (Tables 1 and 2): row j, column i.
 inline std::vector<std::vector<int>> table(int n, bool plus) {
     std::vector<std::vector<int>> t(std::size_t(n), std::vector<int>(std::size_t(1) << n));
     for (int j = 0; j < n; ++j)

@@ -1,8 +1,8 @@
 // Index formulas and memory partitioning of the CM-200 all-to-all algorithms
-// (seed 002, Mathur & Johnsson, sections 4.1-4.2.4). Pure functions of node
+// (Mathur & Johnsson, sections 4.1-4.2.4). Pure functions of node
 // addresses, steps and local memory locations; no threads.
 //
-// Words used below (those of the seed):
+// Words used below (those of the source):
 //   N = 2^d nodes; PA = a node's (binary) address.
 //   rank: the index of the array block a node holds. Binary order: rank = PA.
 //         Gray-code order (the CM-200 default): rank = G^-1(PA), i.e. array
@@ -72,7 +72,7 @@ constexpr std::size_t dc_arrival_index(node_id pa, std::size_t j, std::size_t s,
 //
 // The partial result for block j, location i, starts at j xor 2^((d-1+i) mod d)
 // and is sent in step u by node j xor sh^i(G(2^d - 1 - u)) to node
-// j xor sh^i(G(2^d - 2 - u)). (The seed prints the receiver as
+// j xor sh^i(G(2^d - 2 - u)). (The source prints the receiver as
 // j xor sh^i(G(2^d - u)), one off against its own sender formula and its item 3;
 // the receiver of step u is the sender of step u + 1, as Figure 12 shows.)
 

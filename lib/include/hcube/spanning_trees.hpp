@@ -1,4 +1,4 @@
-// The d spanning trees of the all-port rooted collectives (seed 000, 4.7.2,
+// The d spanning trees of the all-port rooted collectives (Grama et al. 4.7.2,
 // after Johnsson and Ho, "Optimum broadcasting and personalized communication
 // in hypercubes", IEEE Trans. Computers 38(9), 1989): for a d-cube rooted at
 // node 0 (other roots: relabel v = id ^ root), tree j carries part j of the

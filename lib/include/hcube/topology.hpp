@@ -1,7 +1,7 @@
 // Hypercube mathematics, no threads: node ids, neighbours, the binary-reflected
 // Gray code, its transition sequence and the d rotated Hamiltonian cycles, and
-// E-cube paths. Seed 000 (4.5.3 E-cube routing, 4.6.2 Gray-code embedding) and
-// seed 002 (4.2: the d Hamiltonian cycles of Johnsson and Ho).
+// E-cube paths. Grama et al. (4.5.3 E-cube routing, 4.6.2 Gray-code embedding) and
+// Mathur & Johnsson (4.2: the d Hamiltonian cycles of Johnsson and Ho).
 #pragma once
 
 #include <bit>
@@ -41,7 +41,7 @@ std::vector<int> transition_sequence(int d);
 
 // Rotation r of the transition sequence: every entry t becomes (t + r) mod d.
 // The d rotations are d Hamiltonian cycles that use distinct dimensions at
-// every step (seed 002, section 4.2).
+// every step (Mathur & Johnsson section 4.2).
 std::vector<int> rotated_transition_sequence(int d, int r);
 
 // The nodes of the Hamiltonian cycle that starts at `start` and follows the

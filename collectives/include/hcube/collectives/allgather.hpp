@@ -1,7 +1,7 @@
 // All-to-all broadcast (allgather): every node ends with every node's block, in
-// node order. Seed 000, 4.2: Alg. 4.7 on the hypercube, Alg. 4.4 on the Gray-code
+// node order. Grama et al. 4.2: Alg. 4.7 on the hypercube, Alg. 4.4 on the Gray-code
 // ring and Alg. 4.6 on the Gray-code embedded 2-D torus (4.6.2); all-port, the
-// d rotated Hamiltonian cycles of seed 002, 4.2 (cm200/allgather.hpp).
+// d rotated Hamiltonian cycles of Mathur & Johnsson 4.2 (cm200/allgather.hpp).
 #pragma once
 
 #include <algorithm>
@@ -25,20 +25,20 @@ enum class allgather_algo { automatic, hypercube, ring, mesh, d_cycles };
 
 // words: each node's contribution m.
 inline constexpr algorithm_record allgather_records[] = {
-    {"allgather", "hypercube", int(allgather_algo::hypercube), "seed 000, Alg. 4.7, Eq. 4.4",
+    {"allgather", "hypercube", int(allgather_algo::hypercube), "Grama et al. Alg. 4.7, Eq. 4.4",
      "t_s log p + t_w m (p-1)", cost_of<cost::allgather_hypercube>},
     {"allgather", "ring", int(allgather_algo::ring),
-     "seed 000, Alg. 4.4 on the Gray-code ring (4.6.2), Eq. 4.2", "(t_s + t_w m)(p-1)",
+     "Grama et al. Alg. 4.4 on the Gray-code ring (4.6.2), Eq. 4.2", "(t_s + t_w m)(p-1)",
      cost_of<cost::allgather_ring>},
     {"allgather",
      "mesh",
      int(allgather_algo::mesh),
-     "seed 000, Alg. 4.6 on the Gray-code embedded mesh (4.6.2), Eq. 4.3",
+     "Grama et al. Alg. 4.6 on the Gray-code embedded mesh (4.6.2), Eq. 4.3",
      "2 t_s (sqrt p - 1) + t_w m (p-1)",
      cost_of<cost::allgather_mesh>,
      {.even_dim = true}},
-    {"allgather", "d-cycles", int(allgather_algo::d_cycles), "seed 002, 4.2.1, Figures 8-11, 20",
-     "(2^d - 1)(t_s + t_w ceil(M'/d)), all-port",
+    {"allgather", "d-cycles", int(allgather_algo::d_cycles),
+     "Mathur & Johnsson 4.2.1, Figures 8-11, 20", "(2^d - 1)(t_s + t_w ceil(M'/d)), all-port",
      [](const call_shape& s) {
          return cost::cm200::d_cycles(s.dim, std::size_t(s.words), s.t_s, s.t_w);
      },
@@ -136,7 +136,7 @@ void allgather_blocks(node& me, R&& buffer, allgather_algo a = allgather_algo::h
         return;
     }
     case allgather_algo::d_cycles: {
-        // Seed 002, 4.2.1, the d cycles on blocks padded to the largest, B:
+        // Mathur & Johnsson 4.2.1, the d cycles on blocks padded to the largest, B:
         // (2^d - 1)(t_s + t_w ceil(B/d)).
         using E = element_t<T, R>;
         const std::size_t p = std::size_t(me.size()), big = block_of(data.size(), p, 0).size;

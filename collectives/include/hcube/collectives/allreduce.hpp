@@ -1,5 +1,5 @@
 // All-reduce: every node ends with x_0 op x_1 op ... op x_(p-1), elementwise in
-// node order. Seed 000, 4.3 (Eq. 4.5), 4.7.1 (Eq. 4.14) and Table 4.1.
+// node order. Grama et al. 4.3 (Eq. 4.5), 4.7.1 (Eq. 4.14) and Table 4.1.
 #pragma once
 
 #include <cstddef>
@@ -31,18 +31,18 @@ enum class allreduce_algo {
 // words: the whole message m. Table 4.1 takes the smaller of Eq. 4.5 and Eq.
 // 4.14; reduce-broadcast, twice Eq. 4.5, never wins.
 inline constexpr algorithm_record allreduce_records[] = {
-    {"allreduce", "hypercube", int(allreduce_algo::hypercube), "seed 000, 4.3, Eq. 4.5",
+    {"allreduce", "hypercube", int(allreduce_algo::hypercube), "Grama et al. 4.3, Eq. 4.5",
      "(t_s + t_w m) log p", cost_of<cost::allreduce_hypercube>},
     {"allreduce", "reduce-scatter-allgather", int(allreduce_algo::reduce_scatter_allgather),
-     "seed 000, 4.7.1, Eq. 4.14", "2 (t_s log p + t_w (p-1) m/p) if p | m",
+     "Grama et al. 4.7.1, Eq. 4.14", "2 (t_s log p + t_w (p-1) m/p) if p | m",
      cost_of<cost::allreduce_reduce_scatter_allgather>},
     {"allreduce", "reduce-broadcast", int(allreduce_algo::reduce_broadcast),
-     "seed 000, Alg. 4.3 then Alg. 4.1 (4.3)", "2 (t_s + t_w m) log p",
+     "Grama et al. Alg. 4.3 then Alg. 4.1 (4.3)", "2 (t_s + t_w m) log p",
      cost_of<cost::allreduce_reduce_broadcast>},
     {"allreduce",
      "d-cycles",
      int(allreduce_algo::d_cycles),
-     "seed 002, 4.2 (the d cycles) as seed 000's Eq. 4.14 (4.7.1, 4.7.2)",
+     "Mathur & Johnsson 4.2 (the d cycles) as Grama et al.'s Eq. 4.14 (4.7.1, 4.7.2)",
      "2 (p-1)(t_s + t_w ceil(ceil(m/p)/log p)), all-port",
      cost_of<cost::allreduce_d_cycles>,
      {.several_links_from = 1, .commutative_op = true}},
@@ -65,8 +65,8 @@ void hypercube_allreduce(node& me, std::span<T> data, Op& op) {
 
 } // namespace detail
 
-// All-reduce as all-to-all reduction then all-to-all broadcast (seed 000,
-// 4.7.1, Eq. 4.14), both along the d rotated Hamiltonian cycles of seed 002,
+// All-reduce as all-to-all reduction then all-to-all broadcast (Grama et al.,
+// 4.7.1, Eq. 4.14), both along the d rotated Hamiltonian cycles of Mathur & Johnsson,
 // 4.2 (cm200.hpp; every step uses all d links). The n elements are blocked as
 // the CM-200 allocates them: B = ceil(n/p) to each node in id order, the last
 // ones short or empty; the broadcast pads every block to B.

@@ -1,4 +1,4 @@
-// All-to-all personalized communication (total exchange), seed 000, 4.5.
+// All-to-all personalized communication (total exchange), Grama et al. 4.5.
 //
 // in: p blocks of m elements, block j is for node j; out: p blocks of m
 // elements, block j came from node j (in.size() == out.size() == p m).
@@ -38,20 +38,20 @@ enum class alltoall_algo { automatic, dimension_exchange, pairwise, ring, all_po
 // words: the block m each node sends to each node.
 inline constexpr algorithm_record alltoall_records[] = {
     {"alltoall", "dimension-exchange", int(alltoall_algo::dimension_exchange),
-     "seed 000, 4.5.3, Eq. 4.9", "(t_s + t_w m p/2) log p",
+     "Grama et al. 4.5.3, Eq. 4.9", "(t_s + t_w m p/2) log p",
      [](const call_shape& s) {
          return cost::alltoall_dimension_exchange(s.t_s, s.t_w, s.dim, s.words);
      }},
     {"alltoall", "pairwise", int(alltoall_algo::pairwise),
-     "seed 000, 4.5.3, Alg. 4.10, E-cube routing, Eq. 4.10", "(t_s + t_w m)(p-1)",
+     "Grama et al. 4.5.3, Alg. 4.10, E-cube routing, Eq. 4.10", "(t_s + t_w m)(p-1)",
      [](const call_shape& s) { return cost::alltoall_pairwise(s.t_s, s.t_w, s.dim, s.words); }},
-    {"alltoall", "ring", int(alltoall_algo::ring), "seed 000, 4.5.1 on the Gray-code ring, Eq. 4.7",
-     "(t_s + t_w m p/2)(p-1)",
+    {"alltoall", "ring", int(alltoall_algo::ring),
+     "Grama et al. 4.5.1 on the Gray-code ring, Eq. 4.7", "(t_s + t_w m p/2)(p-1)",
      [](const call_shape& s) { return cost::alltoall_ring(s.t_s, s.t_w, s.dim, s.words); }},
     {"alltoall",
      "all-port",
      int(alltoall_algo::all_port),
-     "seed 000, 4.7.2 and 4.5.3 (dimension exchange on every link)",
+     "Grama et al. 4.7.2 and 4.5.3 (dimension exchange on every link)",
      "log p (t_s + t_w (p/2) ceil(m/log p)), all-port",
      cost_of<cost::alltoall_all_port>,
      {.several_links_from = 1}},

@@ -1,4 +1,4 @@
-// All-to-some personalized communication (ASPC), seed 001 (Hu), section 3.
+// All-to-some personalized communication (ASPC), Hu, section 3.
 //
 // Logical node i lives on physical node G(i) (Gray code); it holds n = log p
 // blocks of w elements, block j being "element (i|j)". ASPC delivers
@@ -46,7 +46,7 @@ inline constexpr algorithm_record aspc_records[] = {
     {"aspc",
      "four-step",
      0,
-     "seed 001, section 3, Theorem 5, Tables 1-2",
+     "Hu, section 3, Theorem 5, Tables 1-2",
      "4 (t_s + t_w w), 2 (t_s + t_w w) on 2 nodes, w = --words per element; "
      "Theorem 2: >= 4 steps for n > 2",
      [](const call_shape& s) { return cost::aspc_all_port(s.dim, s.words, s.t_s, s.t_w); },
@@ -54,7 +54,7 @@ inline constexpr algorithm_record aspc_records[] = {
     {"aspc",
      "single-port",
      0,
-     "seed 001, section 1 (one link per step) with Theorem 5's routes",
+     "Hu, section 1 (one link per step) with Theorem 5's routes",
      "(4 log p - 2)(t_s + t_w w), w = --words per element",
      [](const call_shape& s) { return cost::aspc_single_port(s.dim, s.words, s.t_s, s.t_w); },
      {.only_ports = port_model::single_port, .min_dim = 1}},

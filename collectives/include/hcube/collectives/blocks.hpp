@@ -1,5 +1,5 @@
 // Splitting m elements into p nearly equal blocks (the first m % p blocks get
-// one more), as the message-splitting algorithms of seed 000, 4.7.1 need when
+// one more), as the message-splitting algorithms of Grama et al. 4.7.1 need when
 // m does not divide by p.
 #pragma once
 

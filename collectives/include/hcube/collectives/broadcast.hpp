@@ -1,4 +1,4 @@
-// One-to-all broadcast with any root (seed 000, 4.1, 4.7.1 and, all-port, 4.7.2).
+// One-to-all broadcast with any root (Grama et al. 4.1, 4.7.1 and, all-port, 4.7.2).
 #pragma once
 
 #include <cstddef>
@@ -23,10 +23,10 @@ enum class broadcast_algo {
 
 // words: the whole message m. `automatic` takes the cheaper (Table 4.1).
 inline constexpr algorithm_record broadcast_records[] = {
-    {"broadcast", "binomial", int(broadcast_algo::binomial), "seed 000, Alg. 4.1/4.2, Eq. 4.1",
+    {"broadcast", "binomial", int(broadcast_algo::binomial), "Grama et al. Alg. 4.1/4.2, Eq. 4.1",
      "(t_s + t_w m) log p", detail::binomial_cost, detail::rooted_needs},
     {"broadcast", "scatter-allgather", int(broadcast_algo::scatter_allgather),
-     "seed 000, 4.7.1, Eq. 4.13", "2 (t_s log p + t_w (p-1) m/p) if p | m", detail::split_cost,
+     "Grama et al. 4.7.1, Eq. 4.13", "2 (t_s log p + t_w (p-1) m/p) if p | m", detail::split_cost,
      detail::rooted_needs},
     {"broadcast", "rotated-trees", int(broadcast_algo::rotated_trees), detail::rotated_trees_source,
      "log p (t_s + t_w ceil(m/log p)), all-port", detail::trees_cost<tree_family::rotated>,
@@ -36,7 +36,7 @@ inline constexpr algorithm_record broadcast_records[] = {
      detail::trees_cost<tree_family::edge_disjoint>, detail::all_port_rooted_needs},
 };
 
-// Recursive doubling (seed 000, Alg. 4.1, Alg. 4.2 for any root), highest
+// Recursive doubling (Grama et al. Alg. 4.1, Alg. 4.2 for any root), highest
 // dimension first: the node relabelled v = id ^ root receives across the lowest
 // set bit of v, then forwards across every lower dimension.
 // Cost (Eq. 4.1): (t_s + t_w m) log p.
@@ -48,7 +48,7 @@ void broadcast_binomial(node& me, R&& buffer, int root) {
                                           0);
 }
 
-// Message splitting (seed 000, 4.7.1, Eq. 4.13): scatter block i of the message
+// Message splitting (Grama et al. 4.7.1, Eq. 4.13): scatter block i of the message
 // to node i (binomial scatter, 4.4), then all-to-all broadcast of the blocks
 // (Alg. 4.7). Cost: 2 (t_s log p + t_w (p-1) m/p) when p divides m; exact form
 // for any m: cost::broadcast_scatter_allgather.

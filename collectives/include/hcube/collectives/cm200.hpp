@@ -1,6 +1,6 @@
 // All-to-all broadcast and reduction along Hamiltonian cycles, as on the
-// Connection Machine CM-200 (seed 002, Mathur & Johnsson, sections 4-5), plus
-// the seed's alternatives as baselines. One header per part:
+// Connection Machine CM-200 (Mathur & Johnsson, sections 4-5), plus
+// the source's alternatives as baselines. One header per part:
 //   cm200/schedule.hpp        options, step hook, who talks to whom
 //   cm200/partial.hpp         partial results over sets of ranks
 //   cm200/spread.hpp          spreading over rotated binomial trees

@@ -1,13 +1,13 @@
-// +-2^b-descend computations (seed 001, Hu, section 4; the class PM2B-DESCEND
+// +-2^b-descend computations (Hu, section 4; the class PM2B-DESCEND
 // of Nassimi): on a[0 .. M-1], for b = log M - 1 down to 0,
 //   a[i] <- f(b, i, a[i], a[i + 2^b mod M], a[i - 2^b mod M])   for all i
 // (all right-hand sides are values from before iteration b). The "ascend"
-// order runs b = 0 up to log M - 1 (the seed's conclusion: the same schedules
+// order runs b = 0 up to log M - 1 (the source's conclusion: the same schedules
 // carry over); parallel cyclic reduction needs it, its strides grow.
 //
 // Layout: N = 2^n nodes, n >= 2, M a power of two >= N, L = M / N; logical
 // node q = G^-1(physical id) holds a[q L .. q L + L - 1] (block distribution
-// over the Gray-code embedding of seed 001, section 3). Each element is
+// over the Gray-code embedding of Hu, section 3). Each element is
 // computed once per iteration, by its owner: no redundant computation.
 //
 // Two stages (section 4). Inter-node: 2^b >= L, the partners of (q, l) are
@@ -15,16 +15,16 @@
 // Local: 2^b < L, partners are local except 2^b of them at each block end,
 // which come from logical nodes q +- 1 in one exchange on two links.
 //
-// Schedules (exact steps, with the seed's counts; lib/include/hcube/cost/aspc.hpp):
+// Schedules (exact steps, with the source's counts; lib/include/hcube/cost/aspc.hpp):
 //   direct     every inter-node iteration fetches both partners of each
 //              element, one pair of ASPC routes (plus and minus at once,
 //              distinct links) per element: 2 steps, 1 when c = 0:
-//              (2n - 1) L + log L                      (seed: 2 log N M/N)
+//              (2n - 1) L + log L                      (source: 2 log N M/N)
 //   pipelined  column l does inter-node iteration s in round l + s, so the
 //              columns in flight use distinct slots: rounds are ASPCs of
 //              4 steps, L + n - 1 of them, the one whose only slot is c = 0
 //              taking 2:
-//              4 (L + n - 1) - 2 + log L               (seed: 4 (log M + M/N - 1))
+//              4 (L + n - 1) - 2 + log L               (source: 4 (log M + M/N - 1))
 //
 //     round:   0      1      2      3       (n = 3, L = 2, descend order)
 //     col 0:  c=2    c=1    c=0
@@ -72,14 +72,14 @@ constexpr double descend_cost(const call_shape& s, descend_schedule schedule) {
 inline constexpr requirements descend_needs{.min_dim = 2, .pow2_words_from_p = true};
 inline constexpr algorithm_record descend_records[] = {
     {"descend", "direct", int(descend_schedule::direct),
-     "seed 001, section 4 (direct: 2 log N M/N steps)",
+     "Hu, section 4 (direct: 2 log N M/N steps)",
      "all-port (2 log N - 1) M/N (t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
-     "M = --words (seed: 2 log N M/N steps); single-port twice that",
+     "M = --words (source: 2 log N M/N steps); single-port twice that",
      [](const call_shape& s) { return descend_cost(s, descend_schedule::direct); }, descend_needs},
     {"descend", "pipelined", int(descend_schedule::pipelined),
-     "seed 001, section 4 (pipelined ASPC rounds)",
+     "Hu, section 4 (pipelined ASPC rounds)",
      "all-port (4 (log N + M/N - 1) - 2)(t_s + t_w) + t_s log(M/N) + t_w (M/N - 1), "
-     "M = --words (seed: 4 (log M + M/N - 1) steps); single-port as direct",
+     "M = --words (source: 4 (log M + M/N - 1) steps); single-port as direct",
      [](const call_shape& s) { return descend_cost(s, descend_schedule::pipelined); },
      descend_needs},
 };

@@ -1,4 +1,4 @@
-// One record per algorithm: its name, seed section, formula text, cost
+// One record per algorithm: its name, source section, formula text, cost
 // function and requirements, declared beside the algorithm (allgather.hpp's
 // allgather_records, ...). The C++ `automatic` choice and the catalog's `auto`
 // both call cheapest() on the same table, so they pick the same algorithm, and
@@ -59,9 +59,9 @@ struct algorithm_record {
     std::string_view op;      // the catalog's operation, e.g. "allgather"
     std::string_view name;    // e.g. "hypercube"
     int value;                // the enumerator of the operation's algorithm enum
-    std::string_view source;  // e.g. "seed 000, Alg. 4.7, Eq. 4.4"
+    std::string_view source;  // e.g. "Grama et al. Alg. 4.7, Eq. 4.4"
     std::string_view formula; // e.g. "t_s log p + t_w m (p-1)"
-    // The time `automatic` compares: the seed's closed form, or for
+    // The time `automatic` compares: the source's closed form, or for
     // reduce-scatter-gather an O(log p) upper bound exact when p divides m.
     double (*cost)(const call_shape&);
     requirements needs{};
@@ -214,7 +214,7 @@ Enum choose_algorithm(std::span<const algorithm_record> records, const call_shap
     throw usage_error("no " + std::string(records.front().op) + " algorithm fits (" + why + ")");
 }
 
-// The cost of a seed 000 closed form f(d, m, t_s, t_w).
+// The cost of a Grama et al. closed form f(d, m, t_s, t_w).
 template <double (*F)(int, double, double, double)>
 constexpr double cost_of(const call_shape& s) {
     return F(s.dim, s.words, s.t_s, s.t_w);

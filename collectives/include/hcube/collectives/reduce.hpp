@@ -1,4 +1,4 @@
-// All-to-one reduction with any root (seed 000, 4.1 and 4.7.1), right for
+// All-to-one reduction with any root (Grama et al. 4.1 and 4.7.1), right for
 // associative operators that are not commutative.
 #pragma once
 
@@ -27,10 +27,10 @@ enum class reduce_algo {
 // cost::split_rooted, exact when p divides m and otherwise an upper bound of
 // the splitting reduction's time that costs O(log p), not O(p log p).
 inline constexpr algorithm_record reduce_records[] = {
-    {"reduce", "binomial", int(reduce_algo::binomial), "seed 000, Alg. 4.3, Eq. 4.1",
+    {"reduce", "binomial", int(reduce_algo::binomial), "Grama et al. Alg. 4.3, Eq. 4.1",
      "(t_s + t_w m) log p", detail::binomial_cost, detail::rooted_needs},
     {"reduce", "reduce-scatter-gather", int(reduce_algo::reduce_scatter_gather),
-     "seed 000, 4.7.1, Problem 4.17, Eq. 4.13", "2 (t_s log p + t_w (p-1) m/p) if p | m",
+     "Grama et al. 4.7.1, Problem 4.17, Eq. 4.13", "2 (t_s log p + t_w (p-1) m/p) if p | m",
      detail::split_cost, detail::rooted_needs},
     {"reduce", "rotated-trees", int(reduce_algo::rotated_trees), detail::rotated_trees_source,
      "log p (t_s + t_w ceil(m/log p)), all-port", detail::trees_cost<tree_family::rotated>,
@@ -40,7 +40,7 @@ inline constexpr algorithm_record reduce_records[] = {
      detail::trees_cost<tree_family::edge_disjoint>, detail::all_port_reduce_needs},
 };
 
-// Single-node accumulation (seed 000, Alg. 4.3), lowest dimension first, on the
+// Single-node accumulation (Grama et al. Alg. 4.3), lowest dimension first, on the
 // tree of Alg. 4.2 (ids relabelled v = id ^ root): a node receives across every
 // dimension below the lowest set bit of v, then sends its partial across it.
 // Relabelling keeps every partial's ids an aligned run of true ids: before the
@@ -64,7 +64,7 @@ void reduce_binomial(node& me, R&& buffer, int root, Op op) {
     if (me.id() != root) me.send(level, data);
 }
 
-// Message splitting (seed 000, 4.7.1, Problem 4.17): all-to-all reduction leaves
+// Message splitting (Grama et al. 4.7.1, Problem 4.17): all-to-all reduction leaves
 // block i of the result on node i (Alg. 4.8), then a binomial gather (4.4)
 // collects the blocks at the root. Cost: 2 (t_s log p + t_w (p-1) m/p) when p
 // divides m; exact for any m: cost::reduce_reduce_scatter_gather.

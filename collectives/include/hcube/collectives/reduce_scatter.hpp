@@ -1,5 +1,5 @@
 // All-to-all reduction (reduce-scatter): node i ends with the reduction, in node
-// order, of block i of everyone's input. Seed 000, 4.2: Alg. 4.8 on the
+// order, of block i of everyone's input. Grama et al. 4.2: Alg. 4.8 on the
 // hypercube, Alg. 4.5 on a ring.
 #pragma once
 
@@ -27,10 +27,10 @@ enum class reduce_scatter_algo { automatic, hypercube, ring };
 // operator that does not commute (ordered_ring_reduce_scatter below).
 inline constexpr algorithm_record reduce_scatter_records[] = {
     {"reduce-scatter", "hypercube", int(reduce_scatter_algo::hypercube),
-     "seed 000, Alg. 4.8 (ascending dimensions), Eq. 4.4", "t_s log p + t_w m (p-1)",
+     "Grama et al. Alg. 4.8 (ascending dimensions), Eq. 4.4", "t_s log p + t_w m (p-1)",
      cost_of<cost::reduce_scatter_hypercube>},
     {"reduce-scatter", "ring", int(reduce_scatter_algo::ring),
-     "seed 000, Alg. 4.5 on the Gray-code ring (4.6.2), Eq. 4.2", "(t_s + t_w m)(p-1)",
+     "Grama et al. Alg. 4.5 on the Gray-code ring (4.6.2), Eq. 4.2", "(t_s + t_w m)(p-1)",
      [](const call_shape& s) {
          return s.commutative ? cost::reduce_scatter_ring(s.dim, s.words, s.t_s, s.t_w)
                               : cost::reduce_scatter_ring_ordered(s.dim, s.words, s.t_s, s.t_w);
@@ -67,7 +67,7 @@ void combine_into(std::span<T> acc, std::span<const T> other, bool other_first, 
 }
 
 // Alg. 4.8 with the dimensions in ascending order: t_s log p + t_w m (p-1).
-// The seed goes from the highest dimension down, which makes the partial of
+// The source goes from the highest dimension down, which makes the partial of
 // block j on node x cover ids {x, x ^ 2^(d-1), ...}: not a contiguous range, so
 // a non-commutative operator could not be applied in node order. Ascending,
 // after the step on dimension i every partial covers the aligned 2^(i+1)-node

@@ -1,5 +1,5 @@
 // Prefix sums (scans) in node order: node k ends with x_0 op ... op x_k
-// (inclusive) or x_0 op ... op x_(k-1) (exclusive). Seed 000, 4.3, Alg. 4.9.
+// (inclusive) or x_0 op ... op x_(k-1) (exclusive). Grama et al. 4.3, Alg. 4.9.
 #pragma once
 
 #include <algorithm>
@@ -16,17 +16,17 @@ namespace hcube {
 
 // words: the whole message m.
 inline constexpr algorithm_record scan_records[] = {
-    {"scan", "hypercube", 0, "seed 000, Alg. 4.9", "(t_s + t_w m) log p",
+    {"scan", "hypercube", 0, "Grama et al. Alg. 4.9", "(t_s + t_w m) log p",
      cost_of<cost::scan_hypercube>},
 };
 inline constexpr algorithm_record exscan_records[] = {
-    {"exscan", "hypercube", 0, "seed 000, Alg. 4.9 (exclusive)", "(t_s + t_w m) log p",
+    {"exscan", "hypercube", 0, "Grama et al. Alg. 4.9 (exclusive)", "(t_s + t_w m) log p",
      cost_of<cost::scan_hypercube>},
 };
 
 namespace detail {
 
-// The state of Alg. 4.9 on one node: `result` (the seed's square brackets) and
+// The state of Alg. 4.9 on one node: `result` (the source's square brackets) and
 // `msg` (its parentheses, the outgoing buffer).
 template <wire_type T>
 struct scan_state {

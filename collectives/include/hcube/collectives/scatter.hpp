@@ -1,4 +1,4 @@
-// Scatter and gather with any root (seed 000, 4.4), and the binomial trees they
+// Scatter and gather with any root (Grama et al. 4.4), and the binomial trees they
 // share with the message-splitting broadcast and reduction (4.7.1); under
 // all-port, scatter and gather over the d rotated spanning binomial trees of
 // 4.7.2 (Johnsson and Ho, "Optimum broadcasting and personalized communication
@@ -35,7 +35,7 @@ inline void check_root(const node& me, int root, const char* op) {
                           std::to_string(root) + " is outside 0.." + std::to_string(me.size() - 1));
 }
 
-// The binomial tree rooted at `root`, in ids relabelled v = id ^ root (seed 000,
+// The binomial tree rooted at `root`, in ids relabelled v = id ^ root (Grama et al.,
 // Alg. 4.2): node v != 0 hangs below v ^ 2^level across dimension `level` =
 // the lowest set bit of v; the root's level is d. A node at level L is
 // responsible for the 2^L ids that agree with it in bits L and up: in true ids an
@@ -131,7 +131,7 @@ inline constexpr requirements rooted_needs{.root_in_range = true};
 
 // The all-port algorithms of 4.7.2: their records fit only the all-port model
 // from d = 1 (a 1-cube's one link runs them under either model, but the
-// single-port choice stays the seed's). The reductions over the trees combine
+// single-port choice stays the source's). The reductions over the trees combine
 // partials of ids that are not consecutive (spanning_trees.hpp says why no
 // edge-disjoint family can avoid it), so their operator must commute.
 inline constexpr requirements all_port_rooted_needs{.several_links_from = 1, .root_in_range = true};
@@ -142,9 +142,9 @@ constexpr double trees_cost(const call_shape& s) {
     return cost::rooted_trees(F, s.dim, s.words, s.t_s, s.t_w);
 }
 inline constexpr std::string_view rotated_trees_source =
-    "seed 000, 4.7.2 (Johnsson and Ho 1989, d rotated spanning binomial trees)";
+    "Grama et al. 4.7.2 (Johnsson and Ho 1989, d rotated spanning binomial trees)";
 inline constexpr std::string_view disjoint_trees_source =
-    "seed 000, 4.7.2 (Johnsson and Ho 1989, d edge-disjoint spanning binomial trees)";
+    "Grama et al. 4.7.2 (Johnsson and Ho 1989, d edge-disjoint spanning binomial trees)";
 
 // The refusal of an all-port algorithm under a model that uses one link at a
 // time, e.g. "node 3: broadcast rotated-trees exchanges on all 3 links at once;
@@ -240,21 +240,21 @@ enum class gather_algo { automatic, binomial, rotated_trees }; // the same, reve
 
 // words: each node's block m.
 inline constexpr algorithm_record scatter_records[] = {
-    {"scatter", "binomial", int(scatter_algo::binomial), "seed 000, 4.4, Eq. 4.6",
+    {"scatter", "binomial", int(scatter_algo::binomial), "Grama et al. 4.4, Eq. 4.6",
      "t_s log p + t_w m (p-1)", cost_of<cost::scatter_binomial>, detail::rooted_needs},
     {"scatter", "rotated-trees", int(scatter_algo::rotated_trees), detail::rotated_trees_source,
      "t_s log p + t_w (p-1) ceil(m/log p), all-port", cost_of<cost::scatter_trees>,
      detail::all_port_rooted_needs},
 };
 inline constexpr algorithm_record gather_records[] = {
-    {"gather", "binomial", int(gather_algo::binomial), "seed 000, 4.4, Eq. 4.6",
+    {"gather", "binomial", int(gather_algo::binomial), "Grama et al. 4.4, Eq. 4.6",
      "t_s log p + t_w m (p-1)", cost_of<cost::gather_binomial>, detail::rooted_needs},
     {"gather", "rotated-trees", int(gather_algo::rotated_trees), detail::rotated_trees_source,
      "t_s log p + t_w (p-1) ceil(m/log p), all-port", cost_of<cost::scatter_trees>,
      detail::all_port_rooted_needs},
 };
 
-// Scatter over the d rotated spanning binomial trees (4.7.2; seed 000, 4.4
+// Scatter over the d rotated spanning binomial trees (4.7.2; Grama et al. 4.4
 // for the single tree): part j of every node's block travels in tree j, and in
 // step u (dimension (j+u) mod d) a node sends the parts of the child's
 // 2^(d-1-u)-node subtree. Every root link carries p - 1 part-blocks.
@@ -333,7 +333,7 @@ void gather_trees(node& me, const In& mine_range, Out&& all_range, int root) {
     }
 }
 
-// Scatter (seed 000, 4.4, Eq. 4.6): `all` (p blocks of mine.size() elements,
+// Scatter (Grama et al. 4.4, Eq. 4.6): `all` (p blocks of mine.size() elements,
 // block j for node j) is read at the root only; every node receives its block
 // in `mine`. Cost: t_s log p + t_w m (p-1), m = mine.size() (binomial).
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
@@ -366,7 +366,7 @@ void scatter(node& me, const In& all_range, Out&& mine_range, int root,
     std::copy_n(run.begin() + (mine_at - origin), m, mine.begin());
 }
 
-// Gather (seed 000, 4.4, Eq. 4.6): the inverse of scatter; `all` is written at
+// Gather (Grama et al. 4.4, Eq. 4.6): the inverse of scatter; `all` is written at
 // the root only. Cost: t_s log p + t_w m (p-1), m = mine.size() (binomial).
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
 void gather(node& me, const In& mine_range, Out&& all_range, int root,

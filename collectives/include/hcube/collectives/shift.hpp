@@ -1,8 +1,8 @@
-// Circular q-shift, seed 000, 4.6.2. in and out hold one packet of m elements
+// Circular q-shift, Grama et al. 4.6.2. in and out hold one packet of m elements
 // on every node (in.size() == out.size()); q may be negative or >= p, it is
 // taken mod p, and a 0-shift only copies in to out.
 //
-// Which linear array is shifted (the seed uses two):
+// Which linear array is shifted (the source uses two):
 //   shift_ring::gray  array position r lives on node gray(r) (Figure 4.23): the
 //                     packet of position r goes to position r + q, i.e. node
 //                     gray(r) -> node gray(r + q).
@@ -57,21 +57,21 @@ inline constexpr algorithm_record shift_records[] = {
     {"shift",
      "gray",
      int(shift_algo::gray),
-     "seed 000, 4.6.2, Figure 4.23, Eq. 4.11",
+     "Grama et al. 4.6.2, Figure 4.23, Eq. 4.11",
      "(t_s + t_w m)(2 popcount(q) - q_0), q taken mod p, <= (t_s + t_w m)(2 log p - 1)",
      [](const call_shape& s) { return cost::shift_gray(s.t_s, s.t_w, s.dim, s.words, s.shift); },
      {.gray_ring = true}},
     {"shift",
      "gray-bidirectional",
      int(shift_algo::gray_bidirectional),
-     "seed 000, 4.6.2 (forward and backward shifts)",
+     "Grama et al. 4.6.2 (forward and backward shifts)",
      "(t_s + t_w m) steps(q) <= (t_s + t_w m) log p",
      [](const call_shape& s) {
          return cost::shift_gray_bidirectional(s.t_s, s.t_w, s.dim, s.words, s.shift);
      },
      {.gray_ring = true}},
     {"shift", "ecube", int(shift_algo::ecube),
-     "seed 000, 4.6.2, Eq. 4.12, Figure 4.24, Problem 4.22",
+     "Grama et al. 4.6.2, Eq. 4.12, Figure 4.24, Problem 4.22",
      "L (t_s + t_w m), L = most paths on one link: 1 on ring id (Eq. 4.12), on ring "
      "gray 2 unless q = +-2^b (the run can take longer); L = 0 if p | q",
      [](const call_shape& s) {

@@ -1,4 +1,4 @@
-// The calibrated cost model (issue 14): t_s (seconds per message) and t_w
+// The calibrated cost model: t_s (seconds per message) and t_w
 // (seconds per word) of this machine's links, fitted to `hcube bench latency`
 // (a one-way message of m words takes t_s + t_w m), saved per executor and
 // link implementation, and loaded by `hcube run --cost calibrated` and
@@ -41,6 +41,11 @@ struct fit {
 // time that is not a finite number > 0.
 fit fit_points(std::span<const point> points);
 
+// Why a fit predicts poorly, with its numbers: a worst relative residual
+// above 25% or R^2 below 0.9 (the machine was busy, or the links do not
+// follow t_s + t_w m); empty for a good fit.
+std::string poor_fit(const fit& f);
+
 // A machine's calibration: which links it measured, the fit, and the
 // collectives' measured fastest algorithms (empty: not measured).
 struct entry {
@@ -61,6 +66,11 @@ std::string default_path();
 // Adds or replaces e's key in the file at `path` (creating it and its
 // directory); throws error when it cannot be read or written.
 void save(const entry& e, const std::string& path);
+
+// What save would refuse, found before a survey of minutes: a file that is not
+// a calibration file, or a path that cannot be written (usage_error naming it
+// and the reason). Creates the directory, not the file.
+void check_destination(const std::string& path);
 
 // The calibration of (executor, links) in the file at `path`; nullopt when the
 // file or the key is missing; error when the file is not a calibration file.

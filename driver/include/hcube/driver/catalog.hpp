@@ -1,5 +1,5 @@
 // The catalog of runnable algorithms: what `hcube run`, `hcube list` and the
-// benchmarks use to find an operation's algorithms, their seed formulas and a
+// benchmarks use to find an operation's algorithms, their source formulas and a
 // self-checking driver (deterministic input, serial reference, verification).
 #pragma once
 
@@ -25,7 +25,7 @@ constexpr std::size_t elem_bytes(elem_type t) noexcept {
     return t == elem_type::int32 ? 4 : 8;
 }
 
-// What `hcube calibrate` measured on this machine (issue 14): at one
+// What `hcube calibrate` measured on this machine: at one
 // operation, port model, dimension and message size, the algorithm whose
 // median wall time per call was the least, and every measured median.
 struct measured_fastest {
@@ -69,7 +69,7 @@ struct run_params {
     bool trace = false;
     // --cost calibrated: the cores that run the nodes, and `auto` compares
     // predicted wall times (predicted_wall_time); 0: `auto` compares the
-    // seeds' closed forms (virtual time, Table 4.1).
+    // sources' closed forms (virtual time, Table 4.1).
     int cores = 0;
     // --cost calibrated with a measured table: `auto` picks the algorithm
     // measured fastest at this operation, port model and dimension and the
@@ -94,26 +94,26 @@ struct run_outcome {
     bool verified = false;   // over MPI: on every rank, each checking its own nodes
     int rank = 0;            // the MPI rank that returned it (0 in-process)
     int workers = 0;         // fibers: the worker threads that ran the nodes
-    double formula_time = 0; // the seed's closed form for these parameters
+    double formula_time = 0; // the source's closed form for these parameters
     run_report report;
     std::string note; // what a failed verification found, or extra facts
 };
 
-// The form a formula time was computed with, for parameters where the seed's
+// The form a formula time was computed with, for parameters where the source's
 // formula (algorithm_entry::formula) does not give it exactly.
 struct exact_form {
     std::string text;     // e.g. "8 t_s + 23 t_w"
-    double seed_time = 0; // the seed's formula evaluated as printed
+    double seed_time = 0; // the source's formula evaluated as printed
     std::string why;      // why the two differ, with the numbers
 };
 
 struct algorithm_entry {
-    // The algorithm's record (collectives/: name, seed section, formula, cost,
+    // The algorithm's record (collectives/: name, source section, formula, cost,
     // requirements); entry_of fills the fields below from it.
     const algorithm_record* record = nullptr;
     std::string op;      // e.g. "allgather"
     std::string algo;    // e.g. "hypercube"
-    std::string source;  // e.g. "seed 000, Alg. 4.7, Eq. 4.4"
+    std::string source;  // e.g. "Grama et al. Alg. 4.7, Eq. 4.4"
     std::string formula; // e.g. "t_s log p + t_w m (p-1)"
     std::vector<option_spec> options;
     // Why the algorithm cannot run with these parameters; empty when it can.
@@ -221,13 +221,25 @@ inline constexpr double link_index_bytes = 128;
 inline constexpr double node_resident_bytes = 64 * 1024;
 double machine_bytes(int dim, std::size_t capacity);
 
-// An estimate of the memory a run needs: the machine plus the data every node
-// and the serial reference hold (a small multiple of the operation's inputs
-// and outputs). `what` receives how it was counted.
+// The data a run holds at once over all nodes, inputs, results, copies in
+// flight and the serial reference (a small multiple of the operation's inputs
+// and outputs): `elements` of `bytes` each, counted as `counted` ("2 p^2 m").
+struct data_estimate {
+    double elements = 0;
+    double bytes = 0;
+    std::string counted;
+};
+data_estimate estimated_data(const algorithm_entry& e, const run_params& p);
+
+// An estimate of the memory a run needs: the machine plus estimated_data.
+// `what` receives how it was counted.
 double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what = nullptr);
 
-// This computer's physical memory in bytes (0 if unknown).
-double physical_memory_bytes();
+// usage_error "WHAT needs about N (COUNTED), more than ..." when `need` bytes
+// exceed this computer's physical memory or what its address-space limit
+// (RLIMIT_AS, ulimit -v) leaves the process: refused before allocating, as
+// std::bad_alloc halfway through says nothing.
+void check_memory(const std::string& what, double need, const std::string& counted);
 
 // Resolves `auto`, validates options and fit, refuses runs whose estimated
 // memory exceeds physical memory or whose formula time overflows, runs on a
@@ -242,18 +254,20 @@ const algorithm_entry& resolve_algorithm(const run_params& p);
 namespace cm200 {
 struct options;
 }
-// The CM-200 entries' --order and --index options (seed 002), for every
+// The CM-200 entries' --order and --index options (Mathur & Johnsson), for every
 // program that runs those algorithms from run_params (the catalog, hcube draw).
 cm200::options cm200_options_of(const run_params& p);
 
 namespace detail {
 // Each family of algorithms registers itself from its own source file.
-void register_rooted(catalog& c);       // seed 000: broadcast, reduce, scatter, gather
-void register_reductions(catalog& c);   // seed 000: allgather, reduce-scatter, allreduce, scans
-void register_personalized(catalog& c); // seed 000: scatter, gather, all-to-all personalized, shift
-void register_cm200(catalog& c); // seed 002: Hamiltonian-cycle all-to-all broadcast/reduction
-void register_aspc(catalog& c);  // seed 001: all-to-some personalized, +-2^b-descend
-// Seed 000, 4.7.2: the all-port algorithms.
+void register_rooted(catalog& c);     // Grama et al.: broadcast, reduce, scatter, gather
+void register_reductions(catalog& c); // Grama et al.: allgather, reduce-scatter, allreduce, scans
+void register_personalized(
+    catalog& c); // Grama et al.: scatter, gather, all-to-all personalized, shift
+void register_cm200(
+    catalog& c); // Mathur & Johnsson: Hamiltonian-cycle all-to-all broadcast/reduction
+void register_aspc(catalog& c); // Hu: all-to-some personalized, +-2^b-descend
+// Grama et al. 4.7.2: the all-port algorithms.
 void register_all_port(catalog& c);
 
 // The exact form of an algorithm that splits m words into p blocks (Eq. 4.13,

@@ -1,4 +1,4 @@
-// Link-level microbenchmarks (issue 14), OSU style: for each message size a
+// Link-level microbenchmarks, OSU style: for each message size a
 // warm-up, then samples taken in turns with the limit that bounds them
 // (a raw cross-core cache-line ping-pong, memcpy of the same bytes, a raw
 // stream of cache lines), reported as median, min and max. Used by

@@ -1,4 +1,4 @@
-// Closed-form virtual times of the all-port collectives of seed 000, 4.7.2
+// Closed-form virtual times of the all-port collectives of Grama et al. 4.7.2
 // (collectives/all_port.hpp), exact for any m (tests/allport assert equality).
 // 4.7.2: under all-port "the coefficients of t_w ... of one-to-all and
 // all-to-all broadcast and personalized communication are all smaller than
@@ -29,7 +29,7 @@ constexpr double longest_part(int d, double m) noexcept {
 // part on every link in use.
 //   rotated:        d (t_s + t_w ceil(m/d))          = d t_s + t_w m when d | m
 //   edge-disjoint:  (d+1)(t_s + t_w ceil(m/d))       (d >= 2; d = 1: t_s + t_w m)
-// Single-port (Eq. 4.1): (t_s + t_w m) log p. The seed's claim, t_w m, is
+// Single-port (Eq. 4.1): (t_s + t_w m) log p. The source's claim, t_w m, is
 // reached by the rotated trees; the edge-disjoint ones pay one more step,
 // t_w m (1 + 1/log p), for the edges they never share (they are what a
 // pipelined broadcast of many packets needs).
@@ -66,7 +66,7 @@ constexpr double alltoall_all_port(int d, double m, double t_s, double t_w) noex
 }
 
 // All-reduce of n words by reduce-scatter then allgather along the d
-// rotated Hamiltonian cycles (seed 002, 4.2), blocks of B = ceil(n/p):
+// rotated Hamiltonian cycles (Mathur & Johnsson 4.2), blocks of B = ceil(n/p):
 //   2 (p-1)(t_s + t_w ceil(B/d))   (commutative op)
 // Single-port Eq. 4.14: 2 (t_s log p + t_w (p-1) n/p). The t_w coefficient
 // is log p smaller (2 (p-1) n/(p log p) when p log p divides n), the t_s

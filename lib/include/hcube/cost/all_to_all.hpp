@@ -1,6 +1,6 @@
 // Closed-form costs of all-to-all broadcast (allgather), all-to-all reduction
 // (reduce-scatter), all-reduce and prefix sums on a p = 2^d node hypercube
-// under the single-port model (seed 000, 4.2, 4.3, 4.7.1 and Table 4.1).
+// under the single-port model (Grama et al. 4.2, 4.3, 4.7.1 and Table 4.1).
 // Standard library only: the CLI, the catalog, the collectives (for `automatic`)
 // and the tests all read the same numbers.
 //

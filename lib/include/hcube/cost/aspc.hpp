@@ -1,5 +1,5 @@
 // Closed-form costs of all-to-some personalized communication and of the
-// +-2^b-descend schedules (seed 001, Hu), on an n-cube, N = 2^n nodes. Times
+// +-2^b-descend schedules (Hu), on an n-cube, N = 2^n nodes. Times
 // under the t_s + t_w m model; "steps" are the same with t_s = 1, t_w = 0.
 // Standard library only: the catalog, the collectives and the tests read the
 // same numbers.
@@ -40,7 +40,7 @@ constexpr int log2_exact(std::uint64_t x) noexcept {
     return std::countr_zero(x);
 }
 
-// The seed's counts (section 4), inter-node communication steps:
+// The source's counts (section 4), inter-node communication steps:
 //   direct     2 log N M/N
 //   pipelined  4 (log M + M/N - 1)
 constexpr std::int64_t descend_direct_paper_steps(int n, std::uint64_t M) noexcept {
@@ -56,10 +56,10 @@ constexpr std::int64_t descend_pipelined_paper_steps(int n, std::uint64_t M) noe
 //   direct: each inter-node iteration fetches both partners of each of the L
 //     elements in one ASPC route pair, 2 steps, but 1 step in the iteration
 //     whose partners are adjacent nodes (c = 0: one link, Theorem 1):
-//       (2n - 1) L + log L               (the seed: 2 n L, local stage not counted)
+//       (2n - 1) L + log L               (the source: 2 n L, local stage not counted)
 //   pipelined: L + n - 1 ASPC rounds of 4 steps, except the last round, whose
 //     only slot is c = 0 (1 step per half):
-//       4 (L + n - 1) - 2 + log L        (the seed: 4 (L + n - 1) + 4 log L,
+//       4 (L + n - 1) - 2 + log L        (the source: 4 (L + n - 1) + 4 log L,
 //                                         a full ASPC per local iteration)
 constexpr std::int64_t descend_local_steps(int n, std::uint64_t M) noexcept {
     return log2_exact(M >> n);

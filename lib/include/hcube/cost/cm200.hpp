@@ -1,4 +1,4 @@
-// Closed-form virtual times of the CM-200 all-to-all algorithms (seed 002) in
+// Closed-form virtual times of the CM-200 all-to-all algorithms (Mathur & Johnsson) in
 // the t_s + t_w m model, for commutative operators (see docs/cm200.md for the
 // non-commutative case). d = cube dimension, N = 2^d; m = words.
 #pragma once
@@ -62,7 +62,7 @@ constexpr double reduce_and_spread(int d, std::size_t m_total, std::size_t parts
 }
 
 // Bytes an all-to-all broadcast delivers: every node receives (N-1) M' elements
-// (the measure of the seed's Table 18 data motion rate).
+// (the measure of the source's Table 18 data motion rate).
 constexpr double bytes_delivered(int d, std::size_t m, std::size_t elem_bytes) noexcept {
     return nodes(d) * (nodes(d) - 1) * double(m) * double(elem_bytes);
 }

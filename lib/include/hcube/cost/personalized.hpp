@@ -1,5 +1,5 @@
 // Closed-form costs of all-to-all personalized communication and circular
-// shift on a p = 2^d node hypercube (seed 000, 4.5 and 4.6), plus the shift
+// shift on a p = 2^d node hypercube (Grama et al. 4.5 and 4.6), plus the shift
 // plans whose step counts those forms count. Standard library only: the CLI,
 // the catalog, the collectives and the tests all read the same numbers.
 //

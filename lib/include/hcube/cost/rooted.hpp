@@ -1,5 +1,5 @@
 // Closed-form communication times of the rooted collectives on a p = 2^d node
-// hypercube under the single-port t_s + t_w m model (seed 000, 4.1, 4.4, 4.7.1,
+// hypercube under the single-port t_s + t_w m model (Grama et al. 4.1, 4.4, 4.7.1,
 // Table 4.1). m counts words. The functions take d = log p.
 //
 // The emulator reproduces these exactly (tests/rooted): every algorithm's
@@ -14,7 +14,7 @@
 namespace hcube::cost {
 
 // One-to-all broadcast or all-to-one reduction by recursive doubling: log p
-// messages of m words in sequence (seed 000, Eq. 4.1).
+// messages of m words in sequence (Grama et al. Eq. 4.1).
 constexpr double binomial_rooted(int d, double m, double t_s, double t_w) noexcept {
     return (t_s + t_w * m) * d;
 }
@@ -26,7 +26,7 @@ constexpr double reduce_binomial(int d, double m, double t_s, double t_w) noexce
 }
 
 // Scatter or gather of m words per node: log p steps, the message halving each
-// step, p - 1 blocks through the root's port (seed 000, Eq. 4.6).
+// step, p - 1 blocks through the root's port (Grama et al. Eq. 4.6).
 constexpr double scatter_binomial(int d, double m, double t_s, double t_w) noexcept {
     return t_s * d + t_w * m * double((1LL << d) - 1);
 }
@@ -35,7 +35,7 @@ constexpr double gather_binomial(int d, double m, double t_s, double t_w) noexce
 }
 
 // Broadcast as scatter + all-to-all broadcast, or reduction as all-to-all
-// reduction + gather, of m words split into p blocks (seed 000, Eq. 4.13 and
+// reduction + gather, of m words split into p blocks (Grama et al. Eq. 4.13 and
 // Problem 4.17), when p divides m: 2 (t_s log p + t_w (p-1) m/p). The exact
 // times for any m follow.
 constexpr double split_rooted_eq_4_13(int d, double m, double t_s, double t_w) noexcept {

@@ -1,5 +1,5 @@
-// All-to-all broadcast (allgather) on the CM-200 (seed 002): along one and d
-// Hamiltonian cycles (4.1, 4.2.1) and the seed's alternatives (5).
+// All-to-all broadcast (allgather) on the CM-200 (Mathur & Johnsson): along one and d
+// Hamiltonian cycles (4.1, 4.2.1) and the source's alternatives (5).
 //
 //   one-cycle             4.1, Figs 5-7    (2^d - 1)(t_s + t_w M')
 //   d-cycles              4.2, Figs 8-20   (2^d - 1)(t_s + t_w ceil(M'/d))  all-port
@@ -32,26 +32,26 @@ enum class allgather_algo { one_cycle, d_cycles, send_and_spread, one_source_at_
 
 // words: M', each node's contribution.
 inline constexpr algorithm_record allgather_records[] = {
-    {"allgather", "one-cycle", int(allgather_algo::one_cycle), "seed 002, 4.1, Figures 5 and 7",
-     "(2^d - 1)(t_s + t_w M')",
+    {"allgather", "one-cycle", int(allgather_algo::one_cycle),
+     "Mathur & Johnsson 4.1, Figures 5 and 7", "(2^d - 1)(t_s + t_w M')",
      [](const call_shape& s) {
          return cost::cm200::one_cycle(s.dim, std::size_t(s.words), s.t_s, s.t_w);
      }},
-    {"allgather", "d-cycles", int(allgather_algo::d_cycles), "seed 002, 4.2.1, Figures 8-11, 20",
-     "(2^d - 1)(t_s + t_w ceil(M'/d)), all-port",
+    {"allgather", "d-cycles", int(allgather_algo::d_cycles),
+     "Mathur & Johnsson 4.2.1, Figures 8-11, 20", "(2^d - 1)(t_s + t_w ceil(M'/d)), all-port",
      [](const call_shape& s) {
          return cost::cm200::d_cycles(s.dim, std::size_t(s.words), s.t_s, s.t_w);
      },
      detail::d_cycles_needs},
     {"allgather", "send-and-spread", int(allgather_algo::send_and_spread),
-     "seed 002, 5, alternative 3",
+     "Mathur & Johnsson section 5, alternative 3",
      "d t_s + t_w (N-1) M' + d (t_s + t_w ceil(N M'/P)); P = d parts all-port, 1 single-port",
      [](const call_shape& s) {
          return cost::cm200::send_and_spread(s.dim, std::size_t(s.words), detail::parts(s), s.t_s,
                                              s.t_w);
      }},
     {"allgather", "one-source-at-a-time", int(allgather_algo::one_source_at_a_time),
-     "seed 002, 5, alternative 1",
+     "Mathur & Johnsson section 5, alternative 1",
      "N d (t_s + t_w ceil(M'/P)) (an upper bound all-port); P = d parts all-port, 1 single-port",
      [](const call_shape& s) {
          return cost::cm200::one_source_at_a_time(s.dim, std::size_t(s.words), detail::parts(s),
@@ -141,7 +141,7 @@ void cycle_allgather_any(node& me, std::span<const T> in, std::span<T> out, bool
 }
 } // namespace detail
 
-// Seed 002, 4.1, Figure 5: left rotation along the Gray-code cycle, then each
+// Mathur & Johnsson 4.1, Figure 5: left rotation along the Gray-code cycle, then each
 // node's blocks are placed by G((s + G^-1(PA)) mod N) (binary order, Figure 7)
 // or the cyclic shift (s + G^-1(PA)) mod N (Gray order).
 //   (2^d - 1)(t_s + t_w M')
@@ -154,7 +154,7 @@ void allgather_one_cycle(node& me, const In& in_range, Out&& out_range, options 
     detail::cycle_allgather_any(me, in, out, false, o, hook);
 }
 
-// Seed 002, 4.2.1, Figures 8-11: location i of every block follows the
+// Mathur & Johnsson 4.2.1, Figures 8-11: location i of every block follows the
 // exchange sequence (t_u + i) mod d, so every step exchanges one subblock on
 // each of the d links (all-port). M' of any size: subblock i holds the local
 // addresses s = k d + i (4.2.4, Figure 20); an empty subblock leaves its link idle.
@@ -171,7 +171,7 @@ void allgather_d_cycles(node& me, const In& in_range, Out&& out_range, options o
     detail::cycle_allgather_any(me, in, out, true, o, hook);
 }
 
-// Seed 002, 5, alternative 3: gather everything to node 0, then one spread of
+// Mathur & Johnsson section 5, alternative 3: gather everything to node 0, then one spread of
 // all N M' elements from node 0.
 //   d t_s + t_w (N-1) M' + d (t_s + t_w ceil(N M' / P))
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
@@ -183,7 +183,7 @@ void allgather_send_and_spread(node& me, const In& in_range, Out&& out_range, op
     detail::spread(me, 0, out, detail::spread_parts(me));
 }
 
-// Seed 002, 5, alternative 1: each node spreads its block in turn, in rank order.
+// Mathur & Johnsson section 5, alternative 1: each node spreads its block in turn, in rank order.
 //   N d (t_s + t_w ceil(M' / P))
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out>
 void allgather_one_source_at_a_time(node& me, const In& in_range, Out&& out_range, options o = {}) {

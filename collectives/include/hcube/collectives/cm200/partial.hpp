@@ -1,4 +1,4 @@
-// The partial-result algebra of the CM-200 reductions (seed 002, 4.2.2-4.2.4
+// The partial-result algebra of the CM-200 reductions (Mathur & Johnsson 4.2.2-4.2.4
 // and 5): a partial covers a set of ranks, as one value per element for a
 // commuting operator, else one value block per maximal run of consecutive
 // ranks; merging two keeps rank order. Also the element+index pairs of index

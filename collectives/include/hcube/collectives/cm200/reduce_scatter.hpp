@@ -1,4 +1,4 @@
-// All-to-all reduction (reduce-scatter) on the CM-200 (seed 002): along one
+// All-to-all reduction (reduce-scatter) on the CM-200 (Mathur & Johnsson): along one
 // and d Hamiltonian cycles (4.1, 4.2.2-4.2.4) and the butterfly of
 // alternative 4 (5).
 //
@@ -43,19 +43,19 @@ enum class reduce_scatter_algo { one_cycle, d_cycles, reduce_and_spread };
 
 // words: m, each node's result block (M = N m inputs per node).
 inline constexpr algorithm_record reduce_scatter_records[] = {
-    {"reduce-scatter", "one-cycle", int(reduce_scatter_algo::one_cycle), "seed 002, 4.1, Figure 6",
-     "(2^d - 1)(t_s + t_w m)",
+    {"reduce-scatter", "one-cycle", int(reduce_scatter_algo::one_cycle),
+     "Mathur & Johnsson 4.1, Figure 6", "(2^d - 1)(t_s + t_w m)",
      [](const call_shape& s) {
          return cost::cm200::one_cycle(s.dim, std::size_t(s.words), s.t_s, s.t_w);
      }},
     {"reduce-scatter", "d-cycles", int(reduce_scatter_algo::d_cycles),
-     "seed 002, 4.2.2-4.2.4, Figures 12-20", "(2^d - 1)(t_s + t_w ceil(m/d)), all-port",
+     "Mathur & Johnsson 4.2.2-4.2.4, Figures 12-20", "(2^d - 1)(t_s + t_w ceil(m/d)), all-port",
      [](const call_shape& s) {
          return cost::cm200::d_cycles(s.dim, std::size_t(s.words), s.t_s, s.t_w);
      },
      detail::d_cycles_needs},
     {"reduce-scatter", "reduce-and-spread", int(reduce_scatter_algo::reduce_and_spread),
-     "seed 002, 5, alternative 4, Figure 21",
+     "Mathur & Johnsson section 5, alternative 4, Figure 21",
      "d (t_s + t_w ceil(N m/P)); P = d parts all-port, 1 single-port",
      [](const call_shape& s) {
          return cost::cm200::reduce_and_spread(s.dim, s.nodes() * std::size_t(s.words),
@@ -189,7 +189,7 @@ void cycle_reduce_any(node& me, std::span<const T> in, std::span<T> out, const O
 }
 } // namespace detail
 
-// Seed 002, 4.1, Figure 6: right rotation of partial results along the
+// Mathur & Johnsson 4.1, Figure 6: right rotation of partial results along the
 // Gray-code cycle; the partial for node b starts at b's successor.
 //   (2^d - 1)(t_s + t_w ceil(M/N))        (commutative op)
 template <class T = deduce_element, input_buffer<T> In, output_buffer<element_t<T, In>> Out,
@@ -201,7 +201,7 @@ void reduce_scatter_one_cycle(node& me, const In& in_range, Out&& out_range, Op 
     detail::cycle_reduce_any(me, in, out, op, false, o, hook);
 }
 
-// Seed 002, 4.2.2-4.2.4, Figures 12-20: the reverse of the d-cycles broadcast.
+// Mathur & Johnsson 4.2.2-4.2.4, Figures 12-20: the reverse of the d-cycles broadcast.
 // Location i of block j starts at j xor 2^((d-1+i) mod d) and follows
 // (t_u + i) mod d, each node adding its contribution as the partial passes.
 //   (2^d - 1)(t_s + t_w ceil(ceil(M/N)/d))  (commutative op, all-port)
@@ -214,7 +214,7 @@ void reduce_scatter_d_cycles(node& me, const In& in_range, Out&& out_range, Op o
     detail::cycle_reduce_any(me, in, out, op, true, o, hook);
 }
 
-// Seed 002, 5, alternative 4, Figure 21: butterfly allreduce of all M elements
+// Mathur & Johnsson section 5, alternative 4, Figure 21: butterfly allreduce of all M elements
 // split into P variables (variable i = addresses s with s mod P = i, crossing
 // dimension (u + i) mod d in step u; P = d all-port, 1 single-port), then the
 // local subselection of this node's block.

@@ -1,4 +1,4 @@
-// The CM-200 algorithms' common ground (seed 002, sections 4-5): options,
+// The CM-200 algorithms' common ground (Mathur & Johnsson sections 4-5): options,
 // the step hook the figure replays observe, one step over several links, and
 // who talks to whom in the one-cycle and d-cycles schedules.
 #pragma once
@@ -22,10 +22,10 @@ namespace hcube::cm200 {
 
 // Index computation: every node computes where a received element belongs with
 // the formulas of 4.2.1/4.2.3. Index motion: each element travels with its
-// 32-bit array index (the seed's faster choice for 32 or more nodes). Both end
+// 32-bit array index (the source's faster choice for 32 or more nodes). Both end
 // in block order. Arrival: no reordering; local address j M' + s keeps what
 // arrived in step j - 1 (j = 0: own data), the layout whose indices 4.2.1 and
-// Figure 7 give (dc_arrival_index, oc_arrival_index): the seed's "AABC" time,
+// Figure 7 give (dc_arrival_index, oc_arrival_index): the source's "AABC" time,
 // whose peak rate it quotes next to the rate with reordering.
 enum class index_mode { computation, motion, arrival };
 

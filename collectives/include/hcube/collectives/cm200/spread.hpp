@@ -1,4 +1,4 @@
-// Spreading (seed 002, section 5, alternatives 1-4): broadcast from one node
+// Spreading (Mathur & Johnsson section 5, alternatives 1-4): broadcast from one node
 // over rotated spanning binomial trees, one part per send port, and the
 // binomial gather to node 0 that alternative 3 starts with.
 #pragma once
@@ -18,7 +18,7 @@ namespace hcube::cm200::detail {
 
 // Broadcast of `data` from `root` over `parts` rotated spanning binomial trees:
 // part p uses dimension (p + u) mod d in step u (all-port: the parts travel on
-// distinct links; single-port: parts = 1, the binomial tree). Seed 002 section
+// distinct links; single-port: parts = 1, the binomial tree). Mathur & Johnsson section
 // 5, alternatives 1-3 (the "spread").   d (t_s + t_w ceil(n / parts))
 template <class T>
 void spread(node& me, node_id root, std::span<T> data, int parts) {
