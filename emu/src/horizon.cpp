@@ -33,7 +33,7 @@ int choose_source(machine_state& m, node_state& s, int id) {
                 unplaced = std::min(unplaced, choice{(msg.wanted + msg.duration).time, msg.source});
         });
     }
-    s.pending_choice = best;
+    s.pending_choice.store(best);
     if (best.from < 0) return -1;
     if (take_forced(s)) return best.from;
     if (!(best < unplaced)) return -1;
@@ -48,8 +48,8 @@ int least_chooser(const machine_state& m) {
         if (n.done.load(std::memory_order_acquire)) continue;
         const auto kind = n.waiting_for.kind;
         if (kind != wait_info::recv_any && kind != wait_info::routed_any) continue;
-        if (n.pending_choice.from >= 0 && n.pending_choice.arrival < least.arrival) {
-            least = n.pending_choice;
+        if (const choice c = n.pending_choice.load(); c.from >= 0 && c.arrival < least.arrival) {
+            least = c;
             who = i;
         }
     }
@@ -84,11 +84,12 @@ void last_parked(machine_state& m) {
     // begins; the last node's acq_rel on `active` sees a parked node's start.
     const bool choosing = m.choosing.load(std::memory_order_relaxed);
     if (!choosing && !m.routes.used()) return;
+    std::lock_guard lock(m.deciding);
     thread_local std::vector<int> woken;
     while (all_parked()) {
         if (release_loans(m)) continue;
         if (const int who = choosing ? least_chooser(m) : -1;
-            who >= 0 && !m.routes.pending_before(m.nodes[who].pending_choice.arrival)) {
+            who >= 0 && !m.routes.pending_before(m.nodes[who].pending_choice.load().arrival)) {
             return force_choice(m, m.nodes[who]);
         }
         if (!m.routes.force(woken)) return;

@@ -99,7 +99,7 @@ int choose_link(machine_state& m, node_state& s, int id, ArrivalOn arrival_on) {
             earliest[j] = std::numeric_limits<double>::infinity(); // later ones come after it
         }
     }
-    s.pending_choice = best;
+    s.pending_choice.store(best);
     if (best.from < 0) return -1;
     if (take_forced(s)) return best.from;
     for (int j = 0; j < d; ++j)

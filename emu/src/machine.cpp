@@ -674,7 +674,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
         s.routed_told = {-1, -1};
         s.routed_told_seq = 0;
         s.next_send.store(0, std::memory_order_relaxed);
-        s.pending_choice = {};
+        s.pending_choice.store({});
         s.forced.store(false, std::memory_order_relaxed);
         s.parked.store(false, std::memory_order_relaxed);
         s.done.store(false, std::memory_order_relaxed);

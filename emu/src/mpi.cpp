@@ -783,7 +783,7 @@ private:
         h.dest = idle() ? 1 : 0;
         if (const int who = h.dest ? least_chooser(m_) : -1; who >= 0) {
             h.bytes = std::uint64_t(who) + 1;
-            h.bound = {m_.nodes[who].pending_choice.arrival, 0};
+            h.bound = {m_.nodes[who].pending_choice.load().arrival, 0};
         }
         return h;
     }

@@ -255,6 +255,25 @@ struct choice {
     }
 };
 
+// A chooser's candidate as others read it: written by its node only, read by
+// the last node to park while the chooser is parked (its parked flag orders
+// the two), or while a cancelled run wakes it, when the reading no longer
+// matters. So relaxed atomics suffice, and a torn pair is never used.
+class published_choice {
+public:
+    void store(choice c) noexcept {
+        arrival_.store(c.arrival, std::memory_order_relaxed);
+        from_.store(c.from, std::memory_order_relaxed);
+    }
+    choice load() const noexcept {
+        return {arrival_.load(std::memory_order_relaxed), from_.load(std::memory_order_relaxed)};
+    }
+
+private:
+    std::atomic<double> arrival_{std::numeric_limits<double>::infinity()};
+    std::atomic<int> from_{-1};
+};
+
 // What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").
 std::string describe_wait(int dim, const wait_info& w);
 
@@ -335,7 +354,7 @@ struct alignas(cache_line) node_state {
     // While it waits to choose among sources (recv_any, recv_routed from
     // any_source): the message it would take now, published before it parks,
     // and whether the last node to park told it to take that one (horizon.hpp).
-    choice pending_choice;
+    published_choice pending_choice;
     std::atomic<bool> forced{false};
 
     // Routed messages addressed to this node, by source, in send order.
@@ -373,6 +392,9 @@ struct machine_state {
     // Some node chose among sources this run: parking nodes publish their
     // next_send, and the last to park may decide a choice (horizon.hpp).
     std::atomic<bool> choosing{false};
+    // One last_parked at a time: a node its decision wakes can park again and
+    // be last too, while the first still reads the choosers' candidates.
+    std::mutex deciding;
     // Lent payloads not yet returned, of all local nodes (release_loans).
     std::atomic<std::int64_t> loans_out{0};
     // Nodes neither parked nor finished (a woken one counts from its wake-up;

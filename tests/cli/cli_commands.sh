@@ -76,7 +76,8 @@ usage_error "hcube draw: drawing allgather hypercube with m = 10000000 on 64 nod
     draw allgather --algo hypercube --dim 6 --words 10000000 --out "$tmp/x.html"
 # Under an address-space limit of 4 GB (ulimit -v), what fits in memory but not
 # in the limit is refused by the limit, by hcube draw and hcube run alike.
-if [ "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" -gt 12000000 ]; then
+if [ "${HCUBE_SANITIZE:-none}" = none ] &&
+    [ "$(awk '/^MemTotal/ {print $2}' /proc/meminfo)" -gt 12000000 ]; then
     for cmd in "draw alltoall --dim 6 --words 3000 --out $tmp/x.html" "run alltoall --dim 4 --words 2000000"; do
         out=$(ulimit -v 4000000 && "$hcube" $cmd 2>&1)
         rc=$?
@@ -120,5 +121,4 @@ json=$("$hcube" info --dim 2 --json) || fail "info --json: exit status $?"
 # Integral numbers print as integers, as before the JSON library.
 expect_line "$json" '"bytes": 271360, ' "info JSON integer"
 
-echo "cli_commands: $failures failure(s)"
-[ "$failures" -eq 0 ]
+finish

@@ -11,7 +11,23 @@
 #endif
 #endif
 
+#if defined(__SANITIZE_THREAD__)
+#define HCUBE_TEST_THREAD_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HCUBE_TEST_THREAD_SANITIZED 1
+#endif
+#endif
+
 namespace hcube::test {
+
+// ThreadSanitizer starts no thread in a child forked from a threaded process,
+// and reserves more address space than any ulimit -v a test would set.
+#ifdef HCUBE_TEST_THREAD_SANITIZED
+inline constexpr bool thread_sanitized = true;
+#else
+inline constexpr bool thread_sanitized = false;
+#endif
 
 #ifdef HCUBE_TEST_SANITIZED
 inline constexpr bool sanitized = true;
