@@ -19,9 +19,9 @@ std::string number(double v, int digits) {
     return fmt::format("{:.{}g}", v, digits);
 }
 
-json json_number(double v) {
-    // 15 significant digits, as the text prints it: 185.5, not 185.49999999999997.
-    v = std::strtod(number(v).c_str(), nullptr);
+json json_number(double v, int digits) {
+    // As the text prints it: 185.5, not 185.49999999999997.
+    v = std::strtod(number(v, digits).c_str(), nullptr);
     if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 0x1p53)
         return static_cast<std::int64_t>(v);
     return v;
