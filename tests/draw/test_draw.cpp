@@ -213,13 +213,26 @@ TEST_CASE("steps of broadcast (Figure 4.6) and prefix sums (Figure 4.13)") {
     CHECK(holders(2) == std::vector<int>{0, 2, 4, 6});
     CHECK(holders(3) == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
 
+    // Figure 4.13 (a)-(d), by hand: every node's result buffer [..] and
+    // outgoing buffer (..) before steps 1, 2, 3 and at the end; node k's
+    // input is k, so [0..2] is 0 + 1 + 2 = 3.
     const algorithm_steps s = record_steps(params("scan", "hypercube", 3));
-    CHECK(s.steps.back().labels == std::vector<std::string>{"[0]", "[0,1]", "[0..2]", "[0..3]",
-                                                            "[0..4]", "[0..5]", "[0..6]",
-                                                            "[0..7]"});
-    // Figure 4.13 after the first step: odd nodes have added their lower neighbour.
-    CHECK(s.steps[1].labels[1] == "[0,1]");
-    CHECK(s.steps[1].labels[2] == "[2]");
+    const std::vector<std::vector<std::string>> fig_4_13 = {
+        {"[0] (0)", "[1] (1)", "[2] (2)", "[3] (3)", "[4] (4)", "[5] (5)", "[6] (6)", "[7] (7)"},
+        {"[0] (0,1)", "[0,1] (0,1)", "[2] (2,3)", "[2,3] (2,3)", "[4] (4,5)", "[4,5] (4,5)",
+         "[6] (6,7)", "[6,7] (6,7)"},
+        {"[0] (0..3)", "[0,1] (0..3)", "[0..2] (0..3)", "[0..3] (0..3)", "[4] (4..7)",
+         "[4,5] (4..7)", "[4..6] (4..7)", "[4..7] (4..7)"},
+        {"[0] (0..7)", "[0,1] (0..7)", "[0..2] (0..7)", "[0..3] (0..7)", "[0..4] (0..7)",
+         "[0..5] (0..7)", "[0..6] (0..7)", "[0..7] (0..7)"},
+    };
+    REQUIRE(s.steps.size() == 4);
+    for (std::size_t k = 0; k < 4; ++k)
+        CHECK(s.steps[k].labels == fig_4_13[k]);
+    // An arrow carries its sender's outgoing buffer: node 2 sends (2,3) to node 0 in step 2.
+    for (std::size_t m = 0; m < s.steps[2].messages.size(); ++m)
+        if (s.report.trace[s.steps[2].messages[m]].from == 2)
+            CHECK(s.steps[2].carried[m] == "(2,3)");
 }
 
 TEST_CASE("scatter and gather show the blocks held for others (Figure 4.15)") {
@@ -303,7 +316,7 @@ TEST_CASE("4-cube labels write runs, progressions and products; the lists have t
     CHECK(a.steps[2].labels[2] == "(0..3)");
     CHECK(a.steps[4].labels[9] == "(0..15)");
     CHECK(a.steps[4].lists[9] == "(0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15)");
-    CHECK(record_steps(params("scan", "hypercube", 4)).steps[4].labels[15] == "[0..15]");
+    CHECK(record_steps(params("scan", "hypercube", 4)).steps[4].labels[15] == "[0..15] (0..15)");
 }
 
 TEST_CASE("memory tables of d-cycles allgather are Mathur & Johnsson's Figure 8") {
