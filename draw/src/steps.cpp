@@ -385,6 +385,9 @@ sym_program program_for(const run_params& p) {
             descend<sym>(me, std::span<sym>(in), M, descend_marks{M}, schedule, order);
         };
     } else if (op == "shift") {
+        // A node holds its packet until it passes it on, then the one it
+        // received (between the Gray-code phases in a working buffer).
+        g.transit = true;
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(m); });
         const auto algo =
@@ -628,8 +631,12 @@ std::string notation_of(const sym_program& g, const run_params& p, bool cycles) 
     std::string s;
     switch (g.style) {
     case label_style::blocks:
-        s = std::string("Labels: the blocks a node holds ((0,1) = the blocks of nodes 0 and 1)") +
-            (g.transit ? ", those it keeps for others too." : ".");
+        s = p.op == "shift"
+                ? "Labels: the packet a node holds ((5) = node 5's packet), its own until it "
+                  "passes it on, then the one it received."
+                : std::string("Labels: the blocks a node holds ((0,1) = the blocks of nodes 0 "
+                              "and 1)") +
+                      (g.transit ? ", those it keeps for others too." : ".");
         break;
     case label_style::sums:
         s = "Labels: the partial sums a node holds ([0..3] = the sum of the elements of nodes "

@@ -235,6 +235,38 @@ TEST_CASE("steps of broadcast (Figure 4.6) and prefix sums (Figure 4.13)") {
             CHECK(s.steps[2].carried[m] == "(2,3)");
 }
 
+TEST_CASE("shift labels every step: the packet each node holds, between the phases too") {
+    // Grama et al. 4.6.2 on a 3-cube, q = 3 = 2 + 1: array position r on node
+    // gray(r) (positions 0..7 on nodes 0 1 3 2 6 7 5 4). The 2-phase crosses
+    // dim 0 first (step 1), then reaches r + 2 (step 2); the 1-phase moves on
+    // to r + 3 (step 3). By hand: node 0 (position 0) holds position 6's
+    // packet (node 5) after step 2 and position 5's (node 7) after step 3.
+    run_params p = params("shift", "gray", 3);
+    p.shift = 3;
+    const algorithm_steps s = record_steps(p);
+    const std::vector<std::vector<std::string>> held = {
+        {"(0)", "(1)", "(2)", "(3)", "(4)", "(5)", "(6)", "(7)"},
+        {"(1)", "(0)", "(3)", "(2)", "(5)", "(4)", "(7)", "(6)"},
+        {"(5)", "(4)", "(1)", "(0)", "(7)", "(6)", "(3)", "(2)"},
+        {"(7)", "(5)", "(0)", "(4)", "(6)", "(2)", "(1)", "(3)"},
+    };
+    REQUIRE(s.steps.size() == 4);
+    for (std::size_t k = 0; k < 4; ++k) {
+        CHECK(s.steps[k].labels == held[k]);
+        // Every arrow brings the packet its receiver holds after the step.
+        for (std::size_t m = 0; m < s.steps[k].messages.size(); ++m)
+            CHECK(s.steps[k].carried[m] ==
+                  held[k][std::size_t(s.report.trace[s.steps[k].messages[m]].to)]);
+    }
+    // One routed step: before it, every node its own packet.
+    p.algo = "ecube";
+    const algorithm_steps e = record_steps(p);
+    REQUIRE(e.steps.size() == 2);
+    CHECK(e.steps[0].labels == held[0]);
+    CHECK(e.steps[1].labels ==
+          std::vector<std::string>{"(5)", "(6)", "(7)", "(0)", "(1)", "(2)", "(3)", "(4)"});
+}
+
 TEST_CASE("scatter and gather show the blocks held for others (Figure 4.15)") {
     // Figure 4.15 (a)-(d): the blocks are named by their destination; a node
     // keeps those of its subcube until it passes them on.
