@@ -669,7 +669,8 @@ std::string notation_of(const sym_program& g, const run_params& p, bool cycles) 
     if (g.reduction)
         s += " The table: every memory address of every node; ● sends the partial sum of that "
              "address, + receives it and adds its own element, ○ added its element in an "
-             "earlier step; Dim = the link the sum crossed (Mathur & Johnsson, Figures 12-19).";
+             "earlier step; Dim = the link the sum crossed (Mathur & Johnsson, Figures 12-19). "
+             "An arrow's Σ3 = the partial sum of address 3 it carries.";
     if (cycles) {
         const std::size_t d = std::size_t(std::max(p.dim, 1)), beta = (p.words + d - 1) / d;
         s += fmt::format(
@@ -894,9 +895,9 @@ algorithm_steps record_steps(run_params p) {
                 std::string list;
                 for (std::size_t x = 0; x < cells[std::size_t(t.to)].size(); ++x)
                     if (cells[std::size_t(t.to)][x] == "+" && cells[std::size_t(t.from)][x] == "●")
-                        list += (list.empty() ? "sums of " : ",") + std::to_string(x),
+                        list += (list.empty() ? "Σ" : ",") + std::to_string(x),
                             sums |= x < 64 ? std::uint64_t(1) << x : ~std::uint64_t(0);
-                cargo.first = p.dim >= 4 && sums && ~sums ? "sums of " + runs(sums) : list;
+                cargo.first = p.dim >= 4 && sums && ~sums ? "Σ" + runs(sums) : list;
                 if (cargo.first != list) cargo.second = list;
             } else
                 cargo = gained(t, m);

@@ -432,7 +432,7 @@ TEST_CASE("the d-cycles reduction draws Mathur & Johnsson's Figures 12-19") {
     for (std::size_t m = 0; m < s.steps[1].messages.size(); ++m)
         if (s.report.trace[s.steps[1].messages[m]].from == 4 &&
             s.report.trace[s.steps[1].messages[m]].to == 5)
-            CHECK(s.steps[1].carried[m] == "sums of 0");
+            CHECK(s.steps[1].carried[m] == "Σ0");
 }
 
 TEST_CASE("ASPC draws Hu's Table 1 from the run") {
