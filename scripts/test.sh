@@ -2,8 +2,9 @@
 # The whole test suite, from a fresh machine: installs what is missing, checks
 # the formatting (.clang-format), builds and runs every suite in a normal
 # build, the runtime's and the differential test under AddressSanitizer and
-# UndefinedBehaviorSanitizer, every suite again under ThreadSanitizer, and
-# checks that an installed hcube can be consumed through pkg-config.
+# UndefinedBehaviorSanitizer, the suites where nodes race under
+# ThreadSanitizer, and checks that an installed hcube can be consumed through
+# pkg-config.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -66,11 +67,20 @@ ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1"
 expect_suites build-asan "${asan_suites[@]}" fibers links-boost
 
 echo "== build and test under ThreadSanitizer"
-configure build-tsan -Db_sanitize=thread -Dbench=false
-meson compile -C build-tsan
+# The suites where nodes race: the runtime and its choices among sources
+# (emu, determinism), the public API, and the differential test, which
+# reaches every algorithm under threads and fibers; the other suites run the
+# same code on more sizes.
+configure build-tsan -Db_sanitize=thread -Dbench=false -Dexamples=false -Dmpi=disabled
+tsan_suites=(emu api differential determinism)
+meson compile -C build-tsan tests/emu/test-emu tests/emu/test-emu-blocked tests/emu/test-link-types \
+    tests/emu/test-memory tests/api/test-api tests/differential/test-collective-facts \
+    tests/differential/test-auto-choice tests/differential/test-calibration \
+    tests/differential/test-differential tests/determinism/test-determinism
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" HCUBE_DIFF_SECONDS=10 \
-    meson test -C build-tsan --print-errorlogs --timeout-multiplier 3
-expect_suites build-tsan emu fibers links-boost cm200 differential
+    HCUBE_DETERMINISM_SECONDS=5 meson test -C build-tsan --no-rebuild --print-errorlogs \
+    --timeout-multiplier 3 "${tsan_suites[@]/#/--suite=}"
+expect_suites build-tsan "${tsan_suites[@]}" fibers links-boost
 
 echo "== install and consume through pkg-config"
 stage=$PWD/build/stage

@@ -25,13 +25,14 @@
 // messages sent and arrived are summed over the ranks in combine(), so data
 // nobody received are reported as undelivered.
 //
-// Nothing the backend waits for is unbounded: a rank whose nodes never
-// finish, or a rank that stops answering (kill -STOP, a node program that
-// never returns), ends the job after config::mpi_quiet_limit with a message
-// naming it. The end of a run is an end marker from every rank to every
-// other, so the ranks whose marker is missing are known; the collectives that
-// combine the report are nonblocking and polled, and when one stalls the rank
-// pings the others: those that do not answer are named.
+// Nothing the backend waits for is unbounded: a rank whose nodes stop
+// moving before they finish, or a rank that stops answering (kill -STOP, a
+// node program that never returns), ends the job after
+// config::mpi_quiet_limit with a message naming it; a rank whose nodes work
+// on without sending this one anything is asked, and waited for. The end of a run is an end marker
+// from every rank to every other, so the ranks whose marker is missing are known; the collectives
+// that combine the report are nonblocking and polled, and when one stalls the rank pings the
+// others: those that do not answer are named.
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -43,6 +44,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
@@ -292,7 +294,11 @@ public:
                 wire_header h{end_kind, rank_, 0, 0, 0, 0, sent_to_[std::size_t(peer)]};
                 post(std::vector<std::byte>(sizeof h), h, peer);
             }
+        // Ranks still working need not send this one anything: after each
+        // quiet limit it asks them how far they are (activity), and ends the
+        // job only when one does not answer or none moved since it last asked.
         auto quiet_since = std::chrono::steady_clock::now();
+        std::vector<std::optional<std::uint64_t>> last(static_cast<std::size_t>(ranks_));
         for (idle_backoff idle; ended_ + 1 < std::size_t(ranks_);) {
             if (progress_locked()) {
                 idle.reset();
@@ -300,17 +306,30 @@ public:
                 continue;
             }
             idle.pause();
-            if (std::chrono::steady_clock::now() - quiet_since >= m_.cfg.mpi_quiet_limit) {
-                std::vector<int> missing;
-                for (int r = 0; r < ranks_; ++r)
-                    if (r != rank_ && !ended_from_[std::size_t(r)]) missing.push_back(r);
-                abort(ranks_text(missing) +
-                      (missing.size() == 1 ? " has not finished its nodes"
-                                           : " have not finished their nodes") +
-                      ": nothing moved for " + quiet_limit_text() +
-                      " after this rank's finished (a node program that never returns, or a "
-                      "stopped rank?)");
+            if (std::chrono::steady_clock::now() - quiet_since < m_.cfg.mpi_quiet_limit) continue;
+            std::vector<int> missing;
+            for (int r = 0; r < ranks_; ++r)
+                if (r != rank_ && !ended_from_[std::size_t(r)]) missing.push_back(r);
+            const auto now = ask_ranks(missing, nullptr);
+            std::vector<int> silent;
+            bool moved = false;
+            for (const int r : missing) {
+                const auto& a = now[std::size_t(r)];
+                if (!a) silent.push_back(r);
+                moved = moved || !last[std::size_t(r)] || *a != *last[std::size_t(r)];
+                last[std::size_t(r)] = a;
             }
+            const auto unfinished = [](const std::vector<int>& ranks) {
+                return ranks_text(ranks) + (ranks.size() == 1 ? " has not finished its nodes"
+                                                              : " have not finished their nodes");
+            };
+            if (!silent.empty())
+                abort(unfinished(silent) + " and did not answer within " + quiet_limit_text() +
+                      " (a node program that never returns, or a stopped rank?)");
+            if (!moved)
+                abort(unfinished(missing) + ": nothing moved for " + quiet_limit_text() +
+                      " after this rank's finished (a node program that never returns?)");
+            quiet_since = std::chrono::steady_clock::now();
         }
         retire_sends(true);
         // What arrived for nodes that had finished: undelivered, like what is
@@ -566,8 +585,13 @@ private:
             }
             idle.pause();
             if (std::chrono::steady_clock::now() - start < m_.cfg.mpi_quiet_limit) continue;
-            const std::vector<int> silent = silent_ranks(request);
-            if (silent.empty() && completed(request)) return;
+            std::vector<int> others, silent;
+            for (int r = 0; r < ranks_; ++r)
+                if (r != rank_) others.push_back(r);
+            const auto answers = ask_ranks(others, &request);
+            if (completed(request)) return;
+            for (const int r : others)
+                if (!answers[std::size_t(r)]) silent.push_back(r);
             abort(silent.empty()
                       ? std::string(stage) + " did not complete within " + quiet_limit_text() +
                             ", though every rank answers"
@@ -589,41 +613,63 @@ private:
         }
     }
 
-    // Receives a ping (answered with a pong) or a late pong (dropped).
-    void take_liveness(const MPI_Status& st) {
-        char byte = 0;
-        check(MPI_Recv(&byte, 1, MPI_CHAR, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
-              "MPI_Recv");
-        if (st.MPI_TAG == ping_tag)
-            isend(std::vector<std::byte>(1), st.MPI_SOURCE, pong_tag, false);
+    // What this rank has done: its nodes' parks and the messages it moved
+    // between ranks (not the pings). It rises while the rank's nodes work.
+    std::uint64_t activity() const {
+        std::uint64_t a = messages_sent_ + messages_received_;
+        for (int i = m_.local_begin; i < m_.local_end; ++i)
+            a += m_.nodes[i].park_epoch.load(std::memory_order_relaxed);
+        return a;
     }
 
-    // Pings every other rank and waits up to the quiet limit for the pongs:
-    // the ranks that sent none. Stops early if `request` completes meanwhile.
-    std::vector<int> silent_ranks(MPI_Request& request) {
-        for (int r = 0; r < ranks_; ++r)
-            if (r != rank_) isend(std::vector<std::byte>(1), r, ping_tag, false);
-        std::vector<bool> answered(std::size_t(ranks_), false);
-        answered[std::size_t(rank_)] = true;
+    // A ping asks a question; its pong answers it with the rank's activity().
+    struct liveness {
+        std::uint64_t question = 0, activity = 0;
+        std::vector<std::byte> bytes() const {
+            std::vector<std::byte> out(sizeof *this);
+            std::memcpy(out.data(), this, sizeof *this);
+            return out;
+        }
+    };
+
+    // Receives a ping (answered) or a pong (returned).
+    liveness take_liveness(const MPI_Status& st) {
+        liveness l;
+        check(MPI_Recv(&l, sizeof l, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+        if (st.MPI_TAG == ping_tag)
+            isend(liveness{l.question, activity()}.bytes(), st.MPI_SOURCE, pong_tag, false);
+        return l;
+    }
+
+    // Pings `whom` and waits up to the quiet limit for their pongs: each
+    // rank's activity, by rank, or none for those that sent none. Stops early
+    // if `request` (when given) completes meanwhile.
+    std::vector<std::optional<std::uint64_t>> ask_ranks(const std::vector<int>& whom,
+                                                        MPI_Request* request) {
+        std::vector<std::optional<std::uint64_t>> answers(static_cast<std::size_t>(ranks_));
+        const liveness ping{++questions_, 0};
+        for (const int r : whom)
+            isend(ping.bytes(), r, ping_tag, false);
+        std::size_t pending = whom.size();
         const auto until = std::chrono::steady_clock::now() + m_.cfg.mpi_quiet_limit;
-        for (idle_backoff idle; std::chrono::steady_clock::now() < until;) {
+        for (idle_backoff idle; pending > 0 && std::chrono::steady_clock::now() < until;) {
             answer_pings();
             int flag = 0;
             MPI_Status st;
             check(MPI_Iprobe(MPI_ANY_SOURCE, pong_tag, comm_, &flag, &st), "MPI_Iprobe");
             if (flag) {
-                take_liveness(st);
-                answered[std::size_t(st.MPI_SOURCE)] = true;
-                if (std::find(answered.begin(), answered.end(), false) == answered.end()) break;
+                const liveness pong = take_liveness(st);
+                auto& answer = answers[std::size_t(st.MPI_SOURCE)];
+                if (pong.question != ping.question || answer) continue; // an earlier question's
+                answer = pong.activity;
+                --pending;
                 continue;
             }
-            if (completed(request)) return {};
+            if (request && completed(*request)) break;
             idle.pause();
         }
-        std::vector<int> silent;
-        for (int r = 0; r < ranks_; ++r)
-            if (!answered[std::size_t(r)]) silent.push_back(r);
-        return silent;
+        return answers;
     }
 
     // "rank 3", "ranks 1, 3".
@@ -1019,6 +1065,7 @@ private:
     // Forced placements; progress() only.
     static constexpr auto wave_gap = std::chrono::microseconds(200);
     std::uint64_t messages_sent_ = 0, messages_received_ = 0; // probes, statuses not counted
+    std::uint64_t questions_ = 0;                             // pings sent (ask_ranks)
     std::uint64_t wave_ = 0;
     bool wave_open_ = false;
     int answers_ = 0;

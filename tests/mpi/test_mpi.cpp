@@ -301,10 +301,8 @@ TEST_CASE("over MPI, nodes parked while messages still arrive are not a deadlock
     c.link_capacity = 1;
     c.mpi_quiet_limit = std::chrono::milliseconds(1000);
     machine m(c);
-    // With more ranks, one whose nodes finished hears nothing for the 1.5 s
-    // and ends the job after the quiet limit, as it must for a stopped rank:
-    // two ranks, each with a node that moves messages, show the rule.
-    if (m.ranks() != 2) return;
+    // With more than two ranks, those whose nodes finished hear nothing for
+    // the 1.5 s: they ask the others, see them moving, and wait.
     const int messages = 75;
     const run_report r = m.run([&](node& me) {
         std::vector<int> x(1, -1);
@@ -338,6 +336,32 @@ TEST_CASE("over MPI, nodes parked while messages still arrive are not a deadlock
         }
     });
     CHECK(r.messages == std::uint64_t(messages + 4));
+}
+
+// A rank whose nodes finished hears nothing while the others work on: nodes
+// 0 to 5 return at once, 6 and 7 pass a token 60 times, each holder first
+// working 25 ms (1.5 s in all, past the 1 s quiet limit). On every rank
+// count, the finished ranks ask the others how far they are and wait.
+TEST_CASE("over MPI, ranks whose nodes finished wait for ranks that still work") {
+    config c = over_mpi({.dim = 3});
+    c.mpi_quiet_limit = std::chrono::milliseconds(1000);
+    machine m(c);
+    const int passes = 60;
+    const run_report r = m.run([&](node& me) {
+        if (me.id() < 6) return;
+        int token[1] = {0};
+        for (int i = 0; i < passes; ++i) {
+            if ((i % 2 == 0) == (me.id() == 6)) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(25)); // working
+                token[0] = i;
+                me.send(0, std::span<const int>(token));
+            } else {
+                me.recv(0, std::span<int>(token));
+                CHECK(token[0] == i);
+            }
+        }
+    });
+    CHECK(r.messages == std::uint64_t(passes));
 }
 
 // The failure paths that end the job (MPI_Abort): skipped in the suite, run

@@ -7,6 +7,12 @@ errfile=$(mktemp)
 trap 'rm -f "$errfile"' EXIT
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
+# finish: the script's summary line, and its status (0 when nothing failed).
+finish() {
+    echo "$(basename "$(dirname "$0")")/$(basename "$0"): $failures failure(s)"
+    [ "$failures" -eq 0 ]
+}
+
 # expect_line OUTPUT REGEX WHAT: some line of OUTPUT matches REGEX.
 expect_line() { grep -Eq -- "$2" <<<"$1" || fail "$3: no line matching '$2' in:"$'\n'"$1"; }
 
