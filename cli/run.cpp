@@ -210,12 +210,27 @@ void write_pictures(const run_command& c, const algorithm_entry& e, const run_re
     }
 }
 
+// --trace and --svg are checked before the run, which may take long: a path
+// that cannot be written or a diagram with too many nodes is a usage error.
+void check_pictures(const run_command& c) {
+    if (!c.trace.empty()) check_output("--trace", c.trace);
+    if (c.svg.empty()) return;
+    check_output("--svg", c.svg);
+    const int most = timeline_options{}.max_nodes, p = 1 << c.params.dim;
+    if (p > most)
+        throw usage_error(fmt::format(
+            "--svg {}: a space-time diagram shows up to {} nodes, d = {} has {}; write a trace "
+            "(--trace FILE.json) and open it in Perfetto instead",
+            c.svg, most, c.params.dim, p));
+}
+
 int run(run_command& c) {
     run_params& p = c.params;
     if (p.op.empty()) throw usage_error("missing operation (hcube run --help)");
     if (p.root >= (1 << p.dim))
         throw usage_error(fmt::format("--root {} is outside 0..{} for --dim {}", p.root,
                                       (1 << p.dim) - 1, p.dim));
+    check_pictures(c);
     p.trace = !c.trace.empty() || !c.svg.empty();
     run_outcome o;
     try {
