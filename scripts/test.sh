@@ -49,7 +49,7 @@ meson compile -C build
 # sweeps every algorithm once, then draws from its variant's fixed seed.
 HCUBE_DIFF_SECONDS=20 meson test -C build --print-errorlogs
 expect_suites build lib emu fibers links-boost rooted reductions personalized cm200 aspc \
-    differential determinism api allport cli draw mpi examples
+    differential determinism api allport cli draw mpi examples docs
 
 echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer"
 # The runtime (its three variants), the public API and the differential
