@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
 #include <hcube/cost/cm200.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 
 #include <hcube/driver/microbench.hpp>
 
@@ -178,6 +178,163 @@ void print_table(std::ostream& os, const std::vector<point>& pts, const std::str
     }
 }
 
+// One variant at dimension d and M' = m: o.runs runs (fewer once one takes
+// longer than o.max_seconds), one CSV line, one progress line.
+point measure(const options& o, machine& mach, std::ostream& csv, const std::string& op,
+              const variant& var, int d, std::size_t m) {
+    const std::string key = op + " " + var.label();
+    run_params p;
+    p.op = op;
+    p.algo = var.algo;
+    p.dim = d;
+    p.words = m;
+    p.ports = port_model::all_port;
+    p.cost = mach.cfg().cost;
+    p.type = elem_type::float64;
+    p.options["order"] = "gray";
+    if (!var.index.empty()) p.options["index"] = var.index;
+    const algorithm_entry* e = builtin_catalog().find(op, var.algo);
+    if (!e) throw usage_error("the catalog has no " + key);
+    std::vector<double> walls;
+    run_outcome out;
+    for (int r = 0; r < o.runs; ++r) {
+        out = e->run(mach, p);
+        walls.push_back(out.report.wall_seconds);
+        if (!out.verified)
+            throw error(key + " d=" + std::to_string(d) + " M'=" + std::to_string(m) +
+                        " failed: " + out.note);
+        if (out.report.wall_seconds > o.max_seconds) break;
+    }
+    const double wall = median(walls);
+    const double delivered = cost::cm200::bytes_delivered(d, m, 8);
+    const double rate = wall > 0 ? delivered / wall : 0;
+    csv << op << ',' << var.algo << ',' << var.index << ",gray," << d << ',' << (1 << d) << ',' << m
+        << ",8," << walls.size() << ',' << wall << ',' << *std::ranges::min_element(walls) << ','
+        << *std::ranges::max_element(walls) << ',' << out.report.virtual_time << ','
+        << out.formula_time << ',' << out.report.steps << ',' << out.report.messages << ','
+        << out.report.bytes << ',' << delivered << ',' << rate << ',' << rate / double(1 << d) / 1e6
+        << ",1\n";
+    csv.flush();
+    std::cerr << "  " << key << " d=" << d << " M'=" << m << ": " << wall * 1e3 << " ms\n";
+    return {var, d, m, wall, rate};
+}
+
+// Every variant at every dimension and size, a variant given up at a
+// dimension once it took longer than o.max_seconds.
+std::vector<point> measure_all(const options& o, std::ostream& csv) {
+    csv << "op,algo,index,order,dim,nodes,words,elem_bytes,runs,wall_median_s,wall_min_s,"
+           "wall_max_s,virtual_time,formula_time,steps,messages,link_bytes,delivered_bytes,"
+           "rate_bytes_per_s,rate_mb_per_s_per_node,verified\n";
+    std::vector<point> pts;
+    std::set<std::string> given_up; // variants that got too slow
+    for (int d : o.dims) {
+        config cfg;
+        cfg.dim = d;
+        cfg.ports = port_model::all_port;
+        machine mach(cfg);
+        for (const auto& op : o.ops)
+            for (const auto& var : variants(op, o.rate_dim >= 0)) {
+                const std::string key = op + " " + var.label();
+                for (std::size_t m : o.words) {
+                    if (given_up.count(key)) break;
+                    pts.push_back(measure(o, mach, csv, op, var, d, m));
+                    if (pts.back().wall > o.max_seconds) given_up.insert(key);
+                }
+            }
+    }
+    return pts;
+}
+
+// The value `want` if `among` has it, else `otherwise`.
+template <class T>
+T if_run(const std::vector<T>& among, T want, T otherwise) {
+    return std::find(among.begin(), among.end(), want) != among.end() ? want : otherwise;
+}
+
+// Tables 4, 5, 13 and 14: wall time as M' varies and as the nodes vary.
+void print_wall_tables(std::ostream& os, const options& o, const std::vector<point>& pts) {
+    os << "\n== wall time in ms (median of " << o.runs
+       << " runs), all-port, 64-bit elements, Gray-code node order ==\n";
+    const std::vector<std::string> bl = {
+        "one-cycle/arrival", "one-cycle/computation", "d-cycles/arrival",    "d-cycles/computation",
+        "d-cycles/motion",   "send-and-spread",       "one-source-at-a-time"};
+    const std::vector<std::string> rl = {"one-cycle", "d-cycles", "reduce-and-spread"};
+    const int d16 = if_run(o.dims, 4, o.dims.back());
+    const std::size_t m_fixed = if_run(o.words, std::size_t{256}, o.words.back());
+    for (const auto& op : o.ops) {
+        const bool b = op == "allgather";
+        os << "\n"
+           << op << ", " << (1 << d16) << " nodes, M' varies (Table " << (b ? "4" : "13") << "):\n";
+        print_table(os, pts, op, b ? bl : rl, o.dims, o.words, true, d16, 0);
+        os << "\n"
+           << op << ", M' = " << m_fixed << ", nodes vary (Table " << (b ? "5" : "14") << "):\n";
+        print_table(os, pts, op, b ? bl : rl, o.dims, o.words, false, 0, m_fixed);
+    }
+}
+
+// Table 18: the all-to-all broadcast's data motion rate beside the source's.
+void print_rate_table(std::ostream& os, const options& o, const std::vector<point>& pts) {
+    os << "\n== data motion rate, all-to-all broadcast (Table 18), Mbytes/s per node"
+          " (total Gbytes/s) ==\n";
+    const std::size_t m_rate =
+        if_run(o.words, std::size_t{128}, if_run(o.words, std::size_t{256}, o.words.back()));
+    os << "M' = " << m_rate << " (the source: 128); source's CM-200 figures in brackets\n";
+    os << std::setw(6) << "nodes" << std::setw(24) << "one cycle" << std::setw(24) << "d cycles"
+       << std::setw(24) << "one cycle+reorder" << std::setw(24) << "d cycles+reorder"
+       << std::setw(24) << "d cycles, move index"
+       << "\n";
+    const std::string cols[] = {"one-cycle/arrival", "d-cycles/arrival", "one-cycle/computation",
+                                "d-cycles/computation", "d-cycles/motion"};
+    for (int d : o.dims) {
+        const table18_row* seed = nullptr;
+        for (const auto& r : table18)
+            if (r.nodes == (1 << d)) seed = &r;
+        const double seeds[] = {seed ? seed->one_plain : 0, seed ? seed->d_plain : 0,
+                                seed ? seed->one_reorder : 0, seed ? seed->d_reorder : 0,
+                                seed ? seed->move_index : 0};
+        os << std::setw(6) << (1 << d);
+        for (int c = 0; c < 5; ++c) {
+            const point* p = find(pts, "allgather", cols[c], d, m_rate);
+            std::ostringstream cell;
+            cell << std::fixed;
+            if (p)
+                cell << std::fixed << std::setprecision(2) << p->rate / (1 << d) / 1e6 << " ("
+                     << std::setprecision(3) << p->rate / 1e9 << ")";
+            else
+                cell << "-";
+            if (seed) cell << " [" << std::setprecision(2) << seeds[c] << "]";
+            os << std::setw(24) << cell.str();
+        }
+        os << "\n";
+    }
+    os << "Mathur & Johnsson, 2048-node CM-200: 5.4 Gbytes/s without reordering, 2.5 with"
+          " (index motion)\n";
+}
+
+// Table 9: from which M' the d cycles beat one cycle.
+void print_crossover_table(std::ostream& os, const options& o, const std::vector<point>& pts) {
+    os << "\n== smallest M' (of those run) from which d-cycles beats one cycle, both"
+          " with reordering (Table 9) ==\n";
+    os << std::setw(6) << "nodes" << std::setw(16) << "d-H, c" << std::setw(16) << "d-H, m"
+       << "\n";
+    for (int d : o.dims) {
+        os << std::setw(6) << (1 << d);
+        for (const char* dc : {"d-cycles/computation", "d-cycles/motion"}) {
+            std::string cell = "never";
+            for (std::size_t m : o.words) {
+                const point* a = find(pts, "allgather", dc, d, m);
+                const point* b = find(pts, "allgather", "one-cycle/computation", d, m);
+                if (a && b && a->wall < b->wall) {
+                    cell = "M' >= " + std::to_string(m);
+                    break;
+                }
+            }
+            os << std::setw(16) << cell;
+        }
+        os << "\n";
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -189,147 +346,11 @@ int main(int argc, char** argv) {
             file.open(o.csv);
             if (!file) throw usage_error("--csv: cannot write " + o.csv);
         }
-        std::ostream& csv = o.csv.empty() ? std::cout : file;
-        csv << "op,algo,index,order,dim,nodes,words,elem_bytes,runs,wall_median_s,wall_min_s,"
-               "wall_max_s,"
-               "virtual_time,formula_time,steps,messages,link_bytes,delivered_bytes,"
-               "rate_bytes_per_s,rate_mb_per_s_per_node,verified\n";
-        const catalog& cat = builtin_catalog();
-        std::vector<point> pts;
-        std::set<std::string> given_up; // variants that got too slow
-        for (int d : o.dims) {
-            config cfg;
-            cfg.dim = d;
-            cfg.ports = port_model::all_port;
-            machine mach(cfg);
-            for (const auto& op : o.ops)
-                for (const auto& var : variants(op, o.rate_dim >= 0)) {
-                    const std::string key = op + " " + var.label();
-                    for (std::size_t m : o.words) {
-                        if (given_up.count(key)) break;
-                        run_params p;
-                        p.op = op;
-                        p.algo = var.algo;
-                        p.dim = d;
-                        p.words = m;
-                        p.ports = port_model::all_port;
-                        p.cost = cfg.cost;
-                        p.type = elem_type::float64;
-                        p.options["order"] = "gray";
-                        if (!var.index.empty()) p.options["index"] = var.index;
-                        const algorithm_entry* e = cat.find(op, var.algo);
-                        if (!e) throw usage_error("the catalog has no " + key);
-                        std::vector<double> walls;
-                        run_outcome out;
-                        for (int r = 0; r < o.runs; ++r) {
-                            out = e->run(mach, p);
-                            walls.push_back(out.report.wall_seconds);
-                            if (!out.verified)
-                                throw error(key + " d=" + std::to_string(d) +
-                                            " M'=" + std::to_string(m) + " failed: " + out.note);
-                            if (out.report.wall_seconds > o.max_seconds) break;
-                        }
-                        const double wall = median(walls);
-                        const double delivered = cost::cm200::bytes_delivered(d, m, 8);
-                        const double rate = wall > 0 ? delivered / wall : 0;
-                        pts.push_back({var, d, m, wall, rate});
-                        csv << op << ',' << var.algo << ',' << var.index << ",gray," << d << ','
-                            << (1 << d) << ',' << m << ",8," << walls.size() << ',' << wall << ','
-                            << *std::ranges::min_element(walls) << ','
-                            << *std::ranges::max_element(walls) << ',' << out.report.virtual_time
-                            << ',' << out.formula_time << ',' << out.report.steps << ','
-                            << out.report.messages << ',' << out.report.bytes << ',' << delivered
-                            << ',' << rate << ',' << rate / double(1 << d) / 1e6 << ",1\n";
-                        csv.flush();
-                        std::cerr << "  " << key << " d=" << d << " M'=" << m << ": " << wall * 1e3
-                                  << " ms\n";
-                        if (wall > o.max_seconds) given_up.insert(key);
-                    }
-                }
-        }
-
-        std::ostream& os = std::cerr;
-        os << "\n== wall time in ms (median of " << o.runs
-           << " runs), all-port, 64-bit elements, Gray-code node order ==\n";
-        const std::vector<std::string> bl = {"one-cycle/arrival",   "one-cycle/computation",
-                                             "d-cycles/arrival",    "d-cycles/computation",
-                                             "d-cycles/motion",     "send-and-spread",
-                                             "one-source-at-a-time"};
-        const std::vector<std::string> rl = {"one-cycle", "d-cycles", "reduce-and-spread"};
-        const int d16 =
-            std::find(o.dims.begin(), o.dims.end(), 4) != o.dims.end() ? 4 : o.dims.back();
-        const std::size_t m_fixed =
-            std::find(o.words.begin(), o.words.end(), 256) != o.words.end() ? 256 : o.words.back();
-        for (const auto& op : o.ops) {
-            const bool b = op == "allgather";
-            os << "\n"
-               << op << ", " << (1 << d16) << " nodes, M' varies (Table " << (b ? "4" : "13")
-               << "):\n";
-            print_table(os, pts, op, b ? bl : rl, o.dims, o.words, true, d16, 0);
-            os << "\n"
-               << op << ", M' = " << m_fixed << ", nodes vary (Table " << (b ? "5" : "14")
-               << "):\n";
-            print_table(os, pts, op, b ? bl : rl, o.dims, o.words, false, 0, m_fixed);
-        }
-
+        const std::vector<point> pts = measure_all(o, o.csv.empty() ? std::cout : file);
+        print_wall_tables(std::cerr, o, pts);
         if (std::find(o.ops.begin(), o.ops.end(), "allgather") != o.ops.end()) {
-            os << "\n== data motion rate, all-to-all broadcast (Table 18), Mbytes/s per node"
-                  " (total Gbytes/s) ==\n";
-            const std::size_t m_rate =
-                std::find(o.words.begin(), o.words.end(), 128) != o.words.end() ? 128 : m_fixed;
-            os << "M' = " << m_rate << " (the source: 128); source's CM-200 figures in brackets\n";
-            os << std::setw(6) << "nodes" << std::setw(24) << "one cycle" << std::setw(24)
-               << "d cycles" << std::setw(24) << "one cycle+reorder" << std::setw(24)
-               << "d cycles+reorder" << std::setw(24) << "d cycles, move index"
-               << "\n";
-            const std::string cols[] = {"one-cycle/arrival", "d-cycles/arrival",
-                                        "one-cycle/computation", "d-cycles/computation",
-                                        "d-cycles/motion"};
-            for (int d : o.dims) {
-                const table18_row* seed = nullptr;
-                for (const auto& r : table18)
-                    if (r.nodes == (1 << d)) seed = &r;
-                const double seeds[] = {seed ? seed->one_plain : 0, seed ? seed->d_plain : 0,
-                                        seed ? seed->one_reorder : 0, seed ? seed->d_reorder : 0,
-                                        seed ? seed->move_index : 0};
-                os << std::setw(6) << (1 << d);
-                for (int c = 0; c < 5; ++c) {
-                    const point* p = find(pts, "allgather", cols[c], d, m_rate);
-                    std::ostringstream cell;
-                    cell << std::fixed;
-                    if (p)
-                        cell << std::fixed << std::setprecision(2) << p->rate / (1 << d) / 1e6
-                             << " (" << std::setprecision(3) << p->rate / 1e9 << ")";
-                    else
-                        cell << "-";
-                    if (seed) cell << " [" << std::setprecision(2) << seeds[c] << "]";
-                    os << std::setw(24) << cell.str();
-                }
-                os << "\n";
-            }
-            os << "Mathur & Johnsson, 2048-node CM-200: 5.4 Gbytes/s without reordering, 2.5 with"
-                  " (index motion)\n";
-
-            os << "\n== smallest M' (of those run) from which d-cycles beats one cycle, both"
-                  " with reordering (Table 9) ==\n";
-            os << std::setw(6) << "nodes" << std::setw(16) << "d-H, c" << std::setw(16) << "d-H, m"
-               << "\n";
-            for (int d : o.dims) {
-                os << std::setw(6) << (1 << d);
-                for (const char* dc : {"d-cycles/computation", "d-cycles/motion"}) {
-                    std::string cell = "never";
-                    for (std::size_t m : o.words) {
-                        const point* a = find(pts, "allgather", dc, d, m);
-                        const point* b = find(pts, "allgather", "one-cycle/computation", d, m);
-                        if (a && b && a->wall < b->wall) {
-                            cell = "M' >= " + std::to_string(m);
-                            break;
-                        }
-                    }
-                    os << std::setw(16) << cell;
-                }
-                os << "\n";
-            }
+            print_rate_table(std::cerr, o, pts);
+            print_crossover_table(std::cerr, o, pts);
         }
         return 0;
     } catch (const hcube::error& e) {

@@ -35,11 +35,11 @@
 #include <tuple>
 #include <vector>
 
-#include <hcube/catalog.hpp>
 #include <hcube/cost/personalized.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/driver/microbench.hpp>
 
 using namespace hcube;

@@ -57,7 +57,7 @@
 
 #include <boost/lockfree/spsc_queue.hpp>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/collectives/allreduce.hpp>
 #include <hcube/driver/microbench.hpp>
 #include <hcube/machine.hpp>
@@ -547,51 +547,29 @@ std::pair<double, double> big_cube_fibers(int d) {
     return {s, double(u.ru_maxrss) / 1024.0};
 }
 
-} // namespace
+// What every group of rows is measured with.
+struct settings {
+    bool quick;
+    int cores; // hardware threads
+    int iters; // round trips per ping-pong sample
+};
 
-int main(int argc, char** argv) {
-    bool quick = false;
-    std::string csv_path;
-    CLI::App app{"Runtime microbenchmarks: every figure next to its limit, every limit computed "
-                 "from a baseline measured in the same run (threads with the ring and with "
-                 "boost's spsc_queue, fibers).",
-                 "bench-runtime"};
-    app.add_flag("--quick", quick, "shorter measurements (fewer iterations and repetitions)");
-    app.add_option("--csv", csv_path, "CSV to FILE, a readable table on stdout");
-    const std::vector<std::string> groups{"ping-pong", "bandwidth", "pattern",
-                                          "allreduce", "empty-run", "big-cube",
-                                          "overhead",  "routed",    "master-worker"};
-    std::vector<std::string> only;
-    hcube::cli::add_value(
-        app, "--only",
-        [&](const std::string& v) {
-            only = hcube::cli::split(v);
-            for (const std::string& g : only)
-                if (std::find(groups.begin(), groups.end(), g) == groups.end())
-                    throw hcube::usage_error("--only: " + g + " is not one of " +
-                                             hcube::cli::one_of(groups));
-        },
-        "measure only these groups of rows (comma-separated)");
-    hcube::cli::parse_or_exit(app, argc, argv);
-    const auto wanted = [&](const std::string& group) {
-        return only.empty() || std::find(only.begin(), only.end(), group) != only.end();
-    };
-    const int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-    const int iters = quick ? 2000 : 20000;
-    report out;
+// d = 12 in the pattern and the largest run() overhead row.
+constexpr int dmax = 12;
 
-    // Ping-pong, the baselines and the links taking turns.
-    if (wanted("ping-pong")) {
+// Ping-pong, the baselines and the links taking turns.
+void ping_pong_rows(report& out, const settings& s) {
+    {
         std::vector<std::unique_ptr<hcube::machine>> machines;
-        for (const setup s : setups)
-            machines.push_back(std::make_unique<hcube::machine>(on(s, 1)));
+        for (const setup su : setups)
+            machines.push_back(std::make_unique<hcube::machine>(on(su, 1)));
         std::vector<double> spin, spsc;
         std::vector<std::vector<double>> link(machines.size());
         for (int r = 0; r < 7; ++r) {
-            spin.push_back(spin_round_trip_us(iters));
-            spsc.push_back(spsc_round_trip_us(iters));
+            spin.push_back(spin_round_trip_us(s.iters));
+            spsc.push_back(spsc_round_trip_us(s.iters));
             for (std::size_t i = 0; i < machines.size(); ++i)
-                link[i].push_back(hcube_round_trip_us(*machines[i], iters, false));
+                link[i].push_back(hcube_round_trip_us(*machines[i], s.iters, false));
         }
         out.add({"raw spin round trip", 1, median(spin), "us", no_value, true});
         out.add({"spsc_queue spin round trip", 1, median(spsc), "us", no_value, true});
@@ -599,117 +577,117 @@ int main(int argc, char** argv) {
             out.add({named("link round trip (nodes <= cores)", setups[i]), 1, median(link[i]), "us",
                      i == 0 ? 2 * median(spin) : no_value, true});
     }
-    if (wanted("ping-pong")) {
-        hcube::config c;
-        c.dim = 3; // 8 threads on the cores: the waiting policy parks instead of spinning
-        hcube::machine m(c);
-        out.add({"link round trip, 1 pair, 8 threads", 3,
-                 median_of(5, [&] { return hcube_round_trip_us(m, iters / 4, false); }), "us",
-                 no_value, true});
-        out.add({"round trip, 4 pairs at once", 3,
-                 median_of(5, [&] { return hcube_round_trip_us(m, iters / 4, true); }), "us",
-                 no_value, true});
-    }
+    hcube::config c;
+    c.dim = 3; // 8 threads on the cores: the waiting policy parks instead of spinning
+    hcube::machine m(c);
+    out.add({"link round trip, 1 pair, 8 threads", 3,
+             median_of(5, [&] { return hcube_round_trip_us(m, s.iters / 4, false); }), "us",
+             no_value, true});
+    out.add({"round trip, 4 pairs at once", 3,
+             median_of(5, [&] { return hcube_round_trip_us(m, s.iters / 4, true); }), "us",
+             no_value, true});
+}
 
-    // Bandwidth: one copy per byte, so exchange should approach memcpy. The two
-    // take turns, as in the ping-pong.
-    const std::size_t big = quick ? (1u << 20) : (4u << 20);
-    const int reps = quick ? 4 : 10;
-    const auto bandwidth = [&](int d, int links, const std::string& what) {
-        memcpy_probe copy(big, links << d, cores, reps);
-        std::vector<std::unique_ptr<exchange_probe>> exchange;
-        for (const setup s : setups)
-            exchange.push_back(std::make_unique<exchange_probe>(d, links, big, reps, s));
-        std::vector<double> mc;
-        std::vector<std::vector<double>> ex(exchange.size());
-        for (int r = 0; r < 5; ++r) {
-            mc.push_back(copy.gbps());
-            for (std::size_t i = 0; i < exchange.size(); ++i)
-                ex[i].push_back(exchange[i]->gbps());
-        }
-        const std::string op = links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ";
-        out.add({"memcpy, same bytes as " + what, d, median(mc), "GB/s", no_value, true});
-        // The limit is the ring's, under either executor; boost is for comparison.
+// Bandwidth of a d-cube's exchanges on `links` links: one copy per byte, so
+// exchange should approach memcpy. The two take turns, as in the ping-pong.
+void bandwidth_row(report& out, const settings& s, int d, int links, const std::string& what) {
+    const std::size_t big = s.quick ? (1u << 20) : (4u << 20);
+    const int reps = s.quick ? 4 : 10;
+    memcpy_probe copy(big, links << d, s.cores, reps);
+    std::vector<std::unique_ptr<exchange_probe>> exchange;
+    for (const setup su : setups)
+        exchange.push_back(std::make_unique<exchange_probe>(d, links, big, reps, su));
+    std::vector<double> mc;
+    std::vector<std::vector<double>> ex(exchange.size());
+    for (int r = 0; r < 5; ++r) {
+        mc.push_back(copy.gbps());
         for (std::size_t i = 0; i < exchange.size(); ++i)
-            out.add({named(op + what, setups[i]), d, median(ex[i]), "GB/s",
-                     setups[i].links == hcube::link_impl::ring ? 0.8 * median(mc) : no_value,
-                     false});
-    };
-    if (wanted("bandwidth")) {
-        bandwidth(1, 1, "1 link");
-        bandwidth(3, 3, "all links");
+            ex[i].push_back(exchange[i]->gbps());
     }
+    const std::string op = links == 1 ? "exchange bandwidth, " : "exchange_all bandwidth, ";
+    out.add({"memcpy, same bytes as " + what, d, median(mc), "GB/s", no_value, true});
+    // The limit is the ring's, under either executor; boost is for comparison.
+    for (std::size_t i = 0; i < exchange.size(); ++i)
+        out.add({named(op + what, setups[i]), d, median(ex[i]), "GB/s",
+                 setups[i].links == hcube::link_impl::ring ? 0.8 * median(mc) : no_value, false});
+}
 
-    // d = 12 step pattern against same-core hand-offs spread over the cores.
-    const int dmax = 12;
-    if (wanted("pattern")) {
-        const double handoff = median_of(5, [&] { return same_core_handoff_us(iters); });
-        out.add({"same-core futex hand-off", 0, handoff, "us", no_value, true});
-        const int reps = quick ? 3 : 7;
-        pattern_probe threads_probe(threads_ring, dmax), boost_probe(threads_boost, dmax),
-            fibers_probe(fibers_ring, dmax);
-        // The bound's switch cost takes its turn with the setups too: measured
-        // once, before them, it fell in a fast spell of this machine while the
-        // threads' samples fell in a slow one (over 1.5x in 2 runs of 10).
-        std::vector<double> switches;
-        for (int r = 0; r < reps; ++r) {
-            switches.push_back(yield_switch_us(1 << dmax, quick ? 20 : 100, cores));
-            for (pattern_probe* p : {&threads_probe, &boost_probe, &fibers_probe})
-                p->sample();
-        }
-        const double yield_switch = median(switches);
-        const pattern_cost threads = threads_probe.cost();
-        const pattern_cost boost = boost_probe.cost();
-        const pattern_cost fibers = fibers_probe.cost();
-        const double node_steps = dmax * double(1 << dmax);
-        const double bound_ms = yield_switch * threads.switches_per_step * node_steps / cores / 1e3;
-        out.add({"yield switch among 4096 threads", dmax, yield_switch, "us", no_value, true});
-        out.add({"context switches per node-step", dmax, threads.switches_per_step, "", no_value,
-                 true});
-        out.add({"bound: switch x switches x 49152/cores", dmax, bound_ms, "ms", no_value, true});
-        const std::string pattern = "12-step pattern alone";
-        out.add({named(pattern, threads_ring), dmax, threads.ms, "ms", 1.5 * bound_ms, true});
-        out.add({named(pattern, threads_boost), dmax, boost.ms, "ms", no_value, true});
-        out.add({named(pattern, fibers_ring), dmax, fibers.ms, "ms", threads.ms / 10, true});
-    }
+void bandwidth_rows(report& out, const settings& s) {
+    bandwidth_row(out, s, 1, 1, "1 link");
+    bandwidth_row(out, s, 3, 3, "all links");
+}
 
-    // The executors side by side.
-    if (wanted("allreduce")) {
-        const int count = quick ? 200 : 2000;
-        allreduce_probe threads_probe(hcube::executor_kind::threads, 6, count),
-            fibers_probe(hcube::executor_kind::fibers, 6, count);
-        for (int r = 0; r < 7; ++r) {
-            threads_probe.sample();
-            fibers_probe.sample();
-        }
-        const double threads = threads_probe.us();
-        const double fibers = fibers_probe.us();
-        out.add({"allreduce 1 double back to back, threads", 6, threads, "us", no_value, true});
-        out.add({"allreduce 1 double back to back, fibers", 6, fibers, "us", threads / 5, true});
+// d = 12 step pattern against same-core hand-offs spread over the cores.
+void pattern_rows(report& out, const settings& s) {
+    const double handoff = median_of(5, [&] { return same_core_handoff_us(s.iters); });
+    out.add({"same-core futex hand-off", 0, handoff, "us", no_value, true});
+    const int reps = s.quick ? 3 : 7;
+    pattern_probe threads_probe(threads_ring, dmax), boost_probe(threads_boost, dmax),
+        fibers_probe(fibers_ring, dmax);
+    // The bound's switch cost takes its turn with the setups too: measured
+    // once, before them, it fell in a fast spell of this machine while the
+    // threads' samples fell in a slow one.
+    std::vector<double> switches;
+    for (int r = 0; r < reps; ++r) {
+        switches.push_back(yield_switch_us(1 << dmax, s.quick ? 20 : 100, s.cores));
+        for (pattern_probe* p : {&threads_probe, &boost_probe, &fibers_probe})
+            p->sample();
     }
-    if (wanted("empty-run")) {
-        const double barrier =
-            median_of(7, [&] { return spin_barrier_us(4, quick ? 2000 : 20000); });
-        out.add({"barrier among 4 spinning threads", 2, barrier, "us", no_value, true});
-        for (const auto e : {hcube::executor_kind::threads, hcube::executor_kind::fibers}) {
-            hcube::machine m(on(e, 2));
-            m.run([](hcube::node&) {});
-            std::vector<double> us;
-            for (int r = 0; r < (quick ? 200 : 2000); ++r)
-                us.push_back(m.run([](hcube::node&) {}).wall_seconds * 1e6);
-            out.add({"empty run(), back to back, " + std::string(to_string(e)), 2,
-                     median(std::move(us)), "us", 2 * barrier, true});
-        }
-    }
-    if (wanted("big-cube")) {
-        const int big_dim = 16;
-        const auto [seconds, rss_mib] = big_cube_fibers(big_dim);
-        out.add({"start+allreduce+stop, fibers", big_dim, seconds, "s", no_value, true});
-        out.add({"max RSS of that", big_dim, rss_mib, "MiB", 2048, true});
-    }
+    const double yield_switch = median(switches);
+    const pattern_cost threads = threads_probe.cost();
+    const pattern_cost boost = boost_probe.cost();
+    const pattern_cost fibers = fibers_probe.cost();
+    const double node_steps = dmax * double(1 << dmax);
+    const double bound_ms = yield_switch * threads.switches_per_step * node_steps / s.cores / 1e3;
+    out.add({"yield switch among 4096 threads", dmax, yield_switch, "us", no_value, true});
+    out.add(
+        {"context switches per node-step", dmax, threads.switches_per_step, "", no_value, true});
+    out.add({"bound: switch x switches x 49152/cores", dmax, bound_ms, "ms", no_value, true});
+    const std::string pattern = "12-step pattern alone";
+    out.add({named(pattern, threads_ring), dmax, threads.ms, "ms", 1.5 * bound_ms, true});
+    out.add({named(pattern, threads_boost), dmax, boost.ms, "ms", no_value, true});
+    out.add({named(pattern, fibers_ring), dmax, fibers.ms, "ms", threads.ms / 10, true});
+}
 
-    // run() overhead on a warm machine.
-    for (int d = 0; d <= dmax && wanted("overhead"); d += (quick ? 4 : 1)) {
+// The executors side by side.
+void allreduce_rows(report& out, const settings& s) {
+    const int count = s.quick ? 200 : 2000;
+    allreduce_probe threads_probe(hcube::executor_kind::threads, 6, count),
+        fibers_probe(hcube::executor_kind::fibers, 6, count);
+    for (int r = 0; r < 7; ++r) {
+        threads_probe.sample();
+        fibers_probe.sample();
+    }
+    const double threads = threads_probe.us();
+    const double fibers = fibers_probe.us();
+    out.add({"allreduce 1 double back to back, threads", 6, threads, "us", no_value, true});
+    out.add({"allreduce 1 double back to back, fibers", 6, fibers, "us", threads / 5, true});
+}
+
+void empty_run_rows(report& out, const settings& s) {
+    const double barrier = median_of(7, [&] { return spin_barrier_us(4, s.quick ? 2000 : 20000); });
+    out.add({"barrier among 4 spinning threads", 2, barrier, "us", no_value, true});
+    for (const hcube::executor_policy& e : hcube::executor_policies) {
+        hcube::machine m(on(e.kind, 2));
+        m.run([](hcube::node&) {});
+        std::vector<double> us;
+        for (int r = 0; r < (s.quick ? 200 : 2000); ++r)
+            us.push_back(m.run([](hcube::node&) {}).wall_seconds * 1e6);
+        out.add({"empty run(), back to back, " + std::string(e.name), 2, median(std::move(us)),
+                 "us", 2 * barrier, true});
+    }
+}
+
+void big_cube_rows(report& out, const settings&) {
+    const int big_dim = 16;
+    const auto [seconds, rss_mib] = big_cube_fibers(big_dim);
+    out.add({"start+allreduce+stop, fibers", big_dim, seconds, "s", no_value, true});
+    out.add({"max RSS of that", big_dim, rss_mib, "MiB", 2048, true});
+}
+
+// run() overhead on a warm machine.
+void overhead_rows(report& out, const settings& s) {
+    for (int d = 0; d <= dmax; d += (s.quick ? 4 : 1)) {
         hcube::config c;
         c.dim = d;
         hcube::machine m(c);
@@ -721,46 +699,89 @@ int main(int argc, char** argv) {
         out.add({"wake every thread once", d, wake, "us", no_value, true});
         out.add({"run() overhead", d, overhead, "us", 2 * wake, true});
     }
+}
 
-    // Routed messages: the cost of a message after 10^6 (--quick: 10^5) others
-    // against the first 10^3, one message in flight across a 10-cube.
-    if (wanted("routed")) {
-        hcube::config c;
-        c.dim = 10;
-        hcube::machine m(c);
-        const long messages = quick ? 100000 : 1000000;
-        // A message costs a few us when the partner answers within the yields
-        // and tens of us when it parks, so single runs are noisy: medians.
-        std::vector<double> first, last;
-        for (int r = 0; r < 7; ++r)
-            first.push_back(routed_chunk_us(m, 1000, 1).front());
-        for (int r = 0; r < 3; ++r)
-            last.push_back(routed_chunk_us(m, messages, 10).back());
-        out.add(
-            {"routed message, first 10^3 (median of 7)", 10, median(first), "us", no_value, true});
-        out.add({"routed, last tenth of " + std::to_string(messages) + " (median of 3)", 10,
-                 median(last), "us", 3 * median(first), true});
-    }
+// Routed messages: the cost of a message after 10^6 (--quick: 10^5) others
+// against the first 10^3, one message in flight across a 10-cube.
+void routed_rows(report& out, const settings& s) {
+    hcube::config c;
+    c.dim = 10;
+    hcube::machine m(c);
+    const long messages = s.quick ? 100000 : 1000000;
+    // A message costs a few us when the partner answers within the yields
+    // and tens of us when it parks, so single runs are noisy: medians.
+    std::vector<double> first, last;
+    for (int r = 0; r < 7; ++r)
+        first.push_back(routed_chunk_us(m, 1000, 1).front());
+    for (int r = 0; r < 3; ++r)
+        last.push_back(routed_chunk_us(m, messages, 10).back());
+    out.add({"routed message, first 10^3 (median of 7)", 10, median(first), "us", no_value, true});
+    out.add({"routed, last tenth of " + std::to_string(messages) + " (median of 3)", 10,
+             median(last), "us", 3 * median(first), true});
+}
 
-    // Choosing by virtual time against taking the same messages in turn.
-    if (wanted("master-worker")) {
-        const int tasks = quick ? 1000 : 10000;
-        for (const auto e : {hcube::executor_kind::threads, hcube::executor_kind::fibers}) {
-            hcube::machine m(on(e, 10));
-            std::vector<double> plain, chosen;
-            for (int r = 0; r < 5; ++r) { // taking turns, so a slow spell hits both
-                plain.push_back(master_worker_us(m, tasks, false));
-                chosen.push_back(master_worker_us(m, tasks, true));
-            }
-            const std::string name =
-                std::string(to_string(e)) + ", " + std::to_string(tasks) + " tasks (median of 5)";
-            out.add({"master/worker task, recv in turn, " + name, 10, median(plain), "us", no_value,
-                     true});
-            out.add({"master/worker task, recv_any, " + name, 10, median(chosen), "us", no_value,
-                     true});
+// Choosing by virtual time against taking the same messages in turn.
+void master_worker_rows(report& out, const settings& s) {
+    const int tasks = s.quick ? 1000 : 10000;
+    for (const hcube::executor_policy& e : hcube::executor_policies) {
+        hcube::machine m(on(e.kind, 10));
+        std::vector<double> plain, chosen;
+        for (int r = 0; r < 5; ++r) { // taking turns, so a slow spell hits both
+            plain.push_back(master_worker_us(m, tasks, false));
+            chosen.push_back(master_worker_us(m, tasks, true));
         }
+        const std::string name =
+            std::string(e.name) + ", " + std::to_string(tasks) + " tasks (median of 5)";
+        out.add(
+            {"master/worker task, recv in turn, " + name, 10, median(plain), "us", no_value, true});
+        out.add(
+            {"master/worker task, recv_any, " + name, 10, median(chosen), "us", no_value, true});
     }
+}
 
+// The groups of rows, in the order they print; --only names them.
+const std::vector<std::pair<std::string, void (*)(report&, const settings&)>> groups{
+    {"ping-pong", ping_pong_rows},
+    {"bandwidth", bandwidth_rows},
+    {"pattern", pattern_rows},
+    {"allreduce", allreduce_rows},
+    {"empty-run", empty_run_rows},
+    {"big-cube", big_cube_rows},
+    {"overhead", overhead_rows},
+    {"routed", routed_rows},
+    {"master-worker", master_worker_rows},
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false;
+    std::string csv_path;
+    CLI::App app{"Runtime microbenchmarks: every figure next to its limit, every limit computed "
+                 "from a baseline measured in the same run (threads with the ring and with "
+                 "boost's spsc_queue, fibers).",
+                 "bench-runtime"};
+    app.add_flag("--quick", quick, "shorter measurements (fewer iterations and repetitions)");
+    app.add_option("--csv", csv_path, "CSV to FILE, a readable table on stdout");
+    std::vector<std::string> names, only;
+    for (const auto& g : groups)
+        names.push_back(g.first);
+    hcube::cli::add_value(
+        app, "--only",
+        [&](const std::string& v) {
+            only = hcube::cli::split(v);
+            for (const std::string& g : only)
+                if (std::find(names.begin(), names.end(), g) == names.end())
+                    throw hcube::usage_error("--only: " + g + " is not one of " +
+                                             hcube::cli::one_of(names));
+        },
+        "measure only these groups of rows (comma-separated)");
+    hcube::cli::parse_or_exit(app, argc, argv);
+    const settings s{quick, int(std::max(1u, std::thread::hardware_concurrency())),
+                     quick ? 2000 : 20000};
+    report out;
+    for (const auto& [name, rows] : groups)
+        if (only.empty() || std::find(only.begin(), only.end(), name) != only.end()) rows(out, s);
     if (csv_path.empty()) {
         out.csv(std::cout);
     } else {

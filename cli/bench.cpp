@@ -12,17 +12,17 @@
 
 #include <fmt/format.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/driver/collective_bench.hpp>
 #include <hcube/driver/microbench.hpp>
 #include <hcube/error.hpp>
-#include <hcube/machine.hpp>
+#include <hcube/plot.hpp>
+#include <hcube/system.hpp>
 
 #include "commands.hpp"
 #include "options.hpp"
 #include "output.hpp"
-#include "plot.hpp"
 
 namespace hcube::cli {
 
@@ -338,8 +338,7 @@ int bench(bench_command& c) {
     s.what = mb::kinds[it - names.begin()];
     s.machine = machine_config(c.params);
     // A machine this system cannot start is a usage error, as for hcube run.
-    if (const std::string why = detail::os_limit_problems(s.machine, detail::read_os_limits());
-        !why.empty())
+    if (const std::string why = os_limit_problems(s.machine, read_os_limits()); !why.empty())
         throw usage_error(why);
     s.sizes = c.sizes ? parse_sizes("--sizes", *c.sizes, "bytes") : mb::default_sizes(s.what);
     s.iterations = c.timing.iterations;

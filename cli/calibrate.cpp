@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/driver/calibration.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/driver/collective_bench.hpp>
 #include <hcube/error.hpp>
 
@@ -39,6 +39,10 @@ struct calibrate_command {
     bool quick = false;
 };
 
+// Significant digits of every time printed, text and JSON alike: the
+// medians vary more than that from run to run.
+constexpr int time_digits = 4;
+
 // Every operation with two or more algorithms: those `auto` chooses among.
 std::vector<std::string> default_ops() {
     std::vector<std::string> ops;
@@ -65,12 +69,14 @@ void print_text(const cal::measurement& m, const std::string& file, int samples)
                "measured_us", "fitted_us", "residual");
     for (const cal::point& p : m.points) {
         const double fitted = f.t_s + f.t_w * p.words;
-        fmt::print("  {:>10} {:>14} {:>14} {:>9}%\n", number(p.words), number(p.seconds * 1e6, 4),
-                   number(fitted * 1e6, 4), number((fitted - p.seconds) / p.seconds * 100, 3));
+        fmt::print("  {:>10} {:>14} {:>14} {:>9}%\n", number(p.words),
+                   number(p.seconds * 1e6, time_digits), number(fitted * 1e6, time_digits),
+                   number((fitted - p.seconds) / p.seconds * 100, 3));
     }
-    fmt::print("t_s = {} s per message\n", number(f.t_s, 4));
-    fmt::print("t_w = {} s per word (a word: int32, {} bytes; {} GB/s)\n", number(f.t_w, 4),
-               cal::word_bytes, number(f.t_w > 0 ? double(cal::word_bytes) / f.t_w / 1e9 : 0, 3));
+    fmt::print("t_s = {} s per message\n", number(f.t_s, time_digits));
+    fmt::print("t_w = {} s per word (a word: int32, {} bytes; {} GB/s)\n",
+               number(f.t_w, time_digits), cal::word_bytes,
+               number(f.t_w > 0 ? double(cal::word_bytes) / f.t_w / 1e9 : 0, 3));
     fmt::print("fit: R^2 = {}, worst relative residual {}% over {} sizes\n", number(f.r2, 3),
                number(f.worst_residual * 100, 3), f.points);
     fmt::print("saved to {} as {}\n", file, cal::key(m.result.executor, m.result.links));
@@ -82,8 +88,8 @@ void print_text(const cal::measurement& m, const std::string& file, int samples)
 void print_point(const measured_fastest& f) {
     const auto second = runner_up(f);
     fmt::print("  {:<15} {:>3} {:>9} {:<26} {:>11} {:<26} {:>11}\n", f.op, f.dim, f.bytes, f.algo,
-               number(f.median_seconds.at(f.algo) * 1e6, 4), second ? second->first : "-",
-               second ? number(second->second * 1e6, 4) : "-");
+               number(f.median_seconds.at(f.algo) * 1e6, time_digits), second ? second->first : "-",
+               second ? number(second->second * 1e6, time_digits) : "-");
 }
 
 void print_json(const cal::measurement& m, const std::string& file, int samples) {
@@ -91,11 +97,11 @@ void print_json(const cal::measurement& m, const std::string& file, int samples)
     json j = {
         {"executor", to_string(m.result.executor)},
         {"links", to_string(m.result.links)},
-        {"t_s", json_number(f.t_s)},
-        {"t_w", json_number(f.t_w)},
+        {"t_s", json_number(f.t_s, time_digits)},
+        {"t_w", json_number(f.t_w, time_digits)},
         {"word_bytes", cal::word_bytes},
-        {"r2", json_number(f.r2)},
-        {"worst_residual", json_number(f.worst_residual)},
+        {"r2", json_number(f.r2, 3)},
+        {"worst_residual", json_number(f.worst_residual, 3)},
         {"samples", samples},
         {"file", file},
         {"points", json::array()},
@@ -103,12 +109,12 @@ void print_json(const cal::measurement& m, const std::string& file, int samples)
     };
     for (const cal::point& p : m.points)
         j["points"].push_back({{"words", json_number(p.words)},
-                               {"seconds", json_number(p.seconds)},
-                               {"fitted", json_number(f.t_s + f.t_w * p.words)}});
+                               {"seconds", json_number(p.seconds, time_digits)},
+                               {"fitted", json_number(f.t_s + f.t_w * p.words, time_digits)}});
     for (const measured_fastest& p : m.result.fastest) {
         json medians = json::object();
         for (const auto& [algo, s] : p.median_seconds)
-            medians[algo] = json_number(s);
+            medians[algo] = json_number(s, time_digits);
         j["fastest"].push_back({{"op", p.op},
                                 {"ports", to_string(p.ports)},
                                 {"dim", p.dim},

@@ -7,16 +7,14 @@
 #include <string>
 #include <vector>
 
-#include <pthread.h>
-
 #include <fmt/format.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/config.hpp>
 #include <hcube/driver/calibration.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/error.hpp>
-#include <hcube/machine.hpp>
+#include <hcube/system.hpp>
 #include <hcube/topology.hpp>
 
 #include "commands.hpp"
@@ -31,24 +29,13 @@ namespace {
 constexpr int full_table_dim = 6;
 constexpr std::uint64_t rows_when_large = 16;
 
-// Memory a node typically makes resident under either executor: its stack
-// pages in use and its state. Measured (max RSS less the links, one-word
-// allreduce): 11 KiB with fibers and 16 KiB with threads at d = 12, 13 KiB
-// with fibers at d = 16. The estimate above counts 64 KiB, to be safe.
-constexpr std::uint64_t node_touched_bytes = 16 << 10;
-
-// The memory an executor takes for a D-cube: address space its mappings
-// reserve, memory its nodes typically touch (resident), the mappings it needs
-// against vm.max_map_count, and whether this system would start it.
+// What an executor takes for a D-cube (hcube/system.hpp's footprint), and
+// whether this system would start it.
 struct executor_facts {
     executor_kind kind;
-    std::uint64_t stack, guard; // per node: stack and guard (page or zone) bytes
-    std::uint64_t reserved, touched;
-    std::uint64_t mappings; // threads: 2 per node; fibers: 1 + 2 per guard page
-    std::uint64_t guarded;  // fibers: stacks with a guard page (the rest: red zones)
-    int workers;            // fibers: worker threads (one per usable CPU, at most p)
-    std::string refusal;    // "" when it would start
-    int largest_dim;        // the largest dimension this system can start
+    executor_footprint use;
+    std::string refusal; // "" when it would start
+    int largest_dim;     // the largest dimension this system can start
 };
 
 // What a D-cube machine consists of, with the estimate spelled out (the
@@ -57,69 +44,35 @@ struct executor_facts {
 struct machine_facts {
     int dim;
     std::uint64_t nodes, links, capacity, link_bytes, node_bytes;
-    executor_facts threads, fibers;
+    std::vector<executor_facts> executors; // in executor_policies' order
     executor_kind chosen; // what hcube run uses without --executor (HCUBE_EXECUTOR)
     long long maps_in_use, max_map_count;
     std::uint64_t memory() const { return link_bytes + node_bytes; }
-    const executor_facts& by_default() const {
-        return chosen == executor_kind::fibers ? fibers : threads;
+    const executor_facts& of(executor_kind e) const {
+        return *std::ranges::find(executors, e, &executor_facts::kind);
     }
+    const executor_facts& by_default() const { return of(chosen); }
 };
 
-// A thread's stack and guard page as std::thread makes them (glibc's
-// defaults: the stack is `ulimit -s`, 8 MiB unless changed).
-std::pair<std::uint64_t, std::uint64_t> default_thread_stack() {
-    std::uint64_t stack = 8 << 20, guard = 4096;
-    pthread_attr_t a;
-    if (pthread_getattr_default_np(&a) == 0) {
-        std::size_t s = 0, g = 0;
-        if (pthread_attr_getstacksize(&a, &s) == 0 && s) stack = s;
-        if (pthread_attr_getguardsize(&a, &g) == 0) guard = g;
-        pthread_attr_destroy(&a);
-    }
-    return {stack, guard};
-}
-
-executor_facts executor_cost(executor_kind kind, int d, const detail::os_limits& lim) {
-    const std::uint64_t p = std::uint64_t{1} << d;
-    const auto [thread_stack, thread_guard] = default_thread_stack();
-    const auto refusal = [&](int dim) {
-        if (dim > max_dim_of(kind))
-            return fmt::format("dimension {} is above the {} limit {}", dim, to_string(kind),
-                               max_dim_of(kind));
-        config c;
-        c.dim = dim;
-        c.executor = kind;
-        return detail::os_limit_problems(c, lim);
-    };
-    int largest = max_dim_of(kind);
-    while (largest > 0 && !refusal(largest).empty())
-        --largest;
-    executor_facts f{kind, 0, 0, 0, 0, 0, 0, 0, refusal(d), largest};
-    if (kind == executor_kind::threads) {
-        f.stack = thread_stack;
-        f.guard = thread_guard;
-        f.reserved = p * (thread_stack + thread_guard);
-        f.touched = p * node_touched_bytes;
-        f.mappings = 2 * p;
-        return f;
-    }
-    const std::uint64_t stride = detail::fiber_stack_stride(default_stack_bytes);
-    f.stack = default_stack_bytes;
-    f.guard = stride - default_stack_bytes;
-    f.workers = int(std::min<std::uint64_t>(std::uint64_t(calibration::usable_cores()), p));
-    f.guarded = std::uint64_t(detail::fiber_guard_pages(int(p), lim));
-    f.reserved = p * stride + std::uint64_t(f.workers) * (thread_stack + thread_guard);
-    f.touched = p * node_touched_bytes;
-    f.mappings = 1 + 2 * f.guarded + 2 * std::uint64_t(f.workers);
-    return f;
+executor_facts executor_cost(executor_kind kind, int d, const os_limits& lim) {
+    config c;
+    c.dim = d;
+    c.executor = kind;
+    std::string refusal = os_limit_problems(c, lim);
+    if (d > max_dim_of(kind))
+        refusal = fmt::format("dimension {} is above the {} limit {}", d, to_string(kind),
+                              max_dim_of(kind));
+    return {kind, footprint_of(c, lim), refusal, largest_dim_within(config{}, kind, lim)};
 }
 
 machine_facts facts(int d) {
     const std::uint64_t p = std::uint64_t{1} << d;
     const std::uint64_t links = p * std::uint64_t(d);
     const config c;
-    const detail::os_limits lim = detail::read_os_limits();
+    const os_limits lim = read_os_limits();
+    std::vector<executor_facts> executors;
+    for (const executor_policy& e : executor_policies)
+        executors.push_back(executor_cost(e.kind, d, lim));
     return {d,
             p,
             links,
@@ -127,9 +80,8 @@ machine_facts facts(int d) {
             std::uint64_t(double(links) *
                           (double(c.link_capacity) * link_descriptor_bytes + link_index_bytes)),
             std::uint64_t(double(p) * node_resident_bytes),
-            executor_cost(executor_kind::threads, d, lim),
-            executor_cost(executor_kind::fibers, d, lim),
-            detail::resolve_executor(executor_kind::automatic),
+            std::move(executors),
+            resolve_executor(executor_kind::automatic),
             lim.maps_in_use,
             lim.max_map_count};
 }
@@ -166,14 +118,15 @@ std::string can_start_text(const executor_facts& e) {
     return fmt::format("{} {}", to_string(e.kind), e.refusal.empty() ? "yes" : "no: " + e.refusal);
 }
 
-void print_executors(const machine_facts& f) {
-    const executor_facts &t = f.threads, &b = f.fibers;
-    const auto row = [](std::string_view label, std::string_view text) {
-        fmt::print("{:<19}{}\n", label, text);
-    };
-    fmt::print("memory by executor (reserved: address space its mappings take; touched: memory "
-               "the nodes typically make resident)\n");
-    row("  threads",
+const auto row = [](std::string_view label, std::string_view text) {
+    fmt::print("{:<19}{}\n", label, text);
+};
+
+// An executor with a thread per node: its stacks, and its mappings against
+// vm.max_map_count.
+void print_threads(const machine_facts& f, const executor_facts& e) {
+    const executor_footprint& t = e.use;
+    row(fmt::format("  {}", to_string(e.kind)),
         fmt::format("reserved {} = {} x ({} stack + {} guard page; ulimit -s)",
                     human_bytes(t.reserved), f.nodes, human_bytes(t.stack), human_bytes(t.guard)));
     row("", fmt::format("touched  about {} = {} x {} (the stack pages in use and the node's "
@@ -185,12 +138,19 @@ void print_executors(const machine_facts& f) {
                         "vm.max_map_count {}: {}",
                         t.mappings, f.maps_in_use, f.max_map_count,
                         fit ? "they fit"
-                            : fmt::format("too many; threads stop at d = {} here", t.largest_dim)));
-    row("  fibers",
+                            : fmt::format("too many; {} stop at d = {} here", to_string(e.kind),
+                                          e.largest_dim)));
+}
+
+// An executor of fibers: their stacks in one mapping, the worker threads, and
+// how many stacks get a guard page.
+void print_fibers(const machine_facts& f, const executor_facts& e) {
+    const executor_footprint& b = e.use;
+    row(fmt::format("  {}", to_string(e.kind)),
         fmt::format("reserved {} = {} x ({} stack + {} guard zone) in one mapping + "
                     "{} worker thread{} x {}",
                     human_bytes(b.reserved), f.nodes, human_bytes(b.stack), human_bytes(b.guard),
-                    b.workers, b.workers == 1 ? "" : "s", human_bytes(t.stack + t.guard)));
+                    b.workers, b.workers == 1 ? "" : "s", human_bytes(b.thread_stack)));
     row("", fmt::format("touched  about {} = {} x {} (the stack pages in use and the node's "
                         "state)",
                         human_bytes(b.touched), f.nodes, human_bytes(node_touched_bytes)));
@@ -205,17 +165,38 @@ void print_executors(const machine_facts& f) {
                             b.guarded, f.nodes, f.nodes - b.guarded, human_bytes(b.guard)));
 }
 
+void print_executors(const machine_facts& f) {
+    fmt::print("memory by executor (reserved: address space its mappings take; touched: memory "
+               "the nodes typically make resident)\n");
+    for (const executor_facts& e : f.executors)
+        (executor_policy_of(e.kind).thread_per_node ? print_threads : print_fibers)(f, e);
+}
+
+// "with fibers 2 worker threads" for each executor that has workers.
+std::string workers_text(const machine_facts& f) {
+    std::vector<std::string> parts;
+    for (const executor_facts& e : f.executors)
+        if (!executor_policy_of(e.kind).thread_per_node)
+            parts.push_back(
+                fmt::format("with {} {} worker threads", to_string(e.kind), e.use.workers));
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 void print_text(const machine_facts& f, const std::vector<gray_row>& rows) {
+    std::vector<std::string> can_start, largest;
+    for (const executor_facts& e : f.executors) {
+        can_start.push_back(can_start_text(e));
+        largest.push_back(fmt::format("{} with {}", e.largest_dim, to_string(e.kind)));
+    }
     fmt::print("hypercube of dimension {}\n", f.dim);
     fmt::print("nodes              {}\n", f.nodes);
     fmt::print("directed links     {}  (p x d = {} x {})\n", f.links, f.nodes, f.dim);
     fmt::print("threads            {}  (one per node, node 0 on the caller's when the nodes "
-               "outnumber the CPUs; with fibers {} worker threads)\n",
-               f.nodes, f.fibers.workers);
-    fmt::print("can start here     {}; {}\n", can_start_text(f.threads), can_start_text(f.fibers));
-    fmt::print("largest D here     {} with threads, {} with fibers  (of 0..{}; the system's "
-               "limits decide)\n",
-               f.threads.largest_dim, f.fibers.largest_dim, max_dim);
+               "outnumber the CPUs; {})\n",
+               f.nodes, workers_text(f));
+    fmt::print("can start here     {}\n", fmt::join(can_start, "; "));
+    fmt::print("largest D here     {}  (of 0..{}; the system's limits decide)\n",
+               fmt::join(largest, ", "), max_dim);
     fmt::print("link capacity      {} messages (default)\n", f.capacity);
     fmt::print("diameter           {} links\n", f.dim);
     fmt::print("memory (bound)     {}  (what a run is checked against; the nodes typically "
@@ -239,14 +220,15 @@ void print_text(const machine_facts& f, const std::vector<gray_row>& rows) {
 }
 
 json executor_json(const executor_facts& e) {
-    json j = {{"stack_bytes", e.stack},
-              {"guard_bytes", e.guard},
-              {"reserved_bytes", e.reserved},
-              {"touched_bytes", e.touched},
-              {"mappings", e.mappings}};
-    if (e.kind == executor_kind::fibers) {
-        j["guarded_stacks"] = e.guarded;
-        j["workers"] = e.workers;
+    const executor_footprint& u = e.use;
+    json j = {{"stack_bytes", u.stack},
+              {"guard_bytes", u.guard},
+              {"reserved_bytes", u.reserved},
+              {"touched_bytes", u.touched},
+              {"mappings", u.mappings}};
+    if (!executor_policy_of(e.kind).thread_per_node) {
+        j["guarded_stacks"] = u.guarded;
+        j["workers"] = u.workers;
     }
     j["can_start"] = e.refusal.empty();
     j["largest_dim_here"] = e.largest_dim;
@@ -260,23 +242,25 @@ json info_json(const machine_facts& f, const std::vector<gray_row>& rows) {
         gray.push_back({{"i", r.i},
                         {"gray", r.code},
                         {"transition", r.transition < 0 ? json(nullptr) : json(r.transition)}});
-    return {
-        {"dim", f.dim},
-        {"nodes", f.nodes},
-        {"directed_links", f.links},
-        {"threads", f.nodes},
-        {"link_capacity", f.capacity},
-        {"diameter", f.dim},
-        {"can_start", f.by_default().refusal.empty()},
-        {"largest_dim_here", f.by_default().largest_dim},
-        {"memory_estimate",
-         {{"bytes", f.memory()},
-          {"link_bytes", f.link_bytes},
-          {"node_bytes", f.node_bytes},
-          {"note", fmt::format("estimate: per link capacity x {} B + {} B, per node {} B",
-                               link_descriptor_bytes, link_index_bytes, node_resident_bytes)}}},
-        {"executors", {{"threads", executor_json(f.threads)}, {"fibers", executor_json(f.fibers)}}},
-        {"gray_code", {{"total_rows", f.nodes}, {"rows", gray}}}};
+    json executors = json::object();
+    for (const executor_facts& e : f.executors)
+        executors[std::string(to_string(e.kind))] = executor_json(e);
+    return {{"dim", f.dim},
+            {"nodes", f.nodes},
+            {"directed_links", f.links},
+            {"threads", f.nodes},
+            {"link_capacity", f.capacity},
+            {"diameter", f.dim},
+            {"can_start", f.by_default().refusal.empty()},
+            {"largest_dim_here", f.by_default().largest_dim},
+            {"memory_estimate",
+             {{"bytes", f.memory()},
+              {"link_bytes", f.link_bytes},
+              {"node_bytes", f.node_bytes},
+              {"note", fmt::format("estimate: per link capacity x {} B + {} B, per node {} B",
+                                   link_descriptor_bytes, link_index_bytes, node_resident_bytes)}}},
+            {"executors", executors},
+            {"gray_code", {{"total_rows", f.nodes}, {"rows", gray}}}};
 }
 
 struct info_command {

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/error.hpp>
 #include <hcube/machine.hpp>
 

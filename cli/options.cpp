@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 
 namespace hcube::cli {
 
@@ -26,14 +26,22 @@ void add_enum_choice(CLI::App& app, const std::string& flag, std::array<E, N> va
         app, flag, names, [&target, values](std::size_t i) { target = values[i]; }, help);
 }
 
+// "16 with threads, 18 with fibers".
+std::string dim_limits() {
+    std::vector<std::string> limits;
+    for (const executor_policy& e : executor_policies)
+        limits.push_back(fmt::format("{} with {}", e.dim_limit, e.name));
+    return fmt::format("{}", fmt::join(limits, ", "));
+}
+
 } // namespace
 
 void add_machine_options(CLI::App& app, run_params& p) {
     add_number(app, "--dim", p.dim, 0, max_dim, "an integer in 0.." + std::to_string(max_dim),
                fmt::format("hypercube dimension (default 4: 16 nodes), one thread or fiber per "
-                           "node: up to {} with threads, {} with fibers; hcube info --dim D says "
-                           "whether a D-cube can start here",
-                           max_dim_of(executor_kind::threads), max_dim_of(executor_kind::fibers)));
+                           "node: up to {}; hcube info --dim D says whether a D-cube can start "
+                           "here",
+                           dim_limits()));
     std::vector<std::string> models;
     for (const port_policy& m : port_policies)
         models.emplace_back(m.option);
@@ -51,15 +59,28 @@ void add_machine_options(CLI::App& app, run_params& p) {
                "an integer in 0.." + std::to_string(max_link_capacity),
                "messages a link buffers (default 16); 0 makes every send synchronous, which "
                "deadlocks the algorithms that need buffered links (hcube list marks them)");
-    add_enum_choice(app, "--links", std::array{link_impl::ring, link_impl::boost_spsc}, p.links,
-                    "link implementation: ring (hcube's own, the default) or boost "
-                    "(Boost.Lockfree's spsc_queue); without it, HCUBE_LINKS if set. Results and "
-                    "virtual times are the same, wall time differs");
-    add_enum_choice(app, "--executor", std::array{executor_kind::threads, executor_kind::fibers},
-                    p.executor,
-                    "what runs the nodes: threads (every node its own OS thread, the default) or "
-                    "fibers (user-level contexts on a few worker threads: many nodes, fast); "
-                    "without it, HCUBE_EXECUTOR if set. Results and virtual times are the same");
+    std::vector<std::string> links, link_help;
+    for (const link_policy& l : link_policies) {
+        links.emplace_back(l.name);
+        link_help.push_back(fmt::format("{} ({})", l.name, l.about));
+    }
+    add_choice(
+        app, "--links", links, [&p](std::size_t i) { p.links = link_policies[i].impl; },
+        fmt::format("link implementation: {}; without it, HCUBE_LINKS if set. Results and "
+                    "virtual times are the same, wall time differs",
+                    fmt::join(link_help, " or ")));
+    std::vector<std::string> executors, executor_help;
+    for (const executor_policy& e : executor_policies) {
+        executors.emplace_back(e.name);
+        executor_help.push_back(fmt::format("{} ({}{})", e.name, e.about,
+                                            &e == &executor_policies[0] ? ", the default" : ""));
+    }
+    add_choice(
+        app, "--executor", executors,
+        [&p](std::size_t i) { p.executor = executor_policies[i].kind; },
+        fmt::format("what runs the nodes: {}; without it, HCUBE_EXECUTOR if set. Results and "
+                    "virtual times are the same",
+                    fmt::join(executor_help, " or ")));
     add_enum_choice(app, "--backend", std::array{backend_kind::in_process, backend_kind::mpi},
                     p.backend,
                     "where the nodes run: in-process (the default) or mpi (spread over the ranks "

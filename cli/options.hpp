@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 namespace hcube::cli {
 

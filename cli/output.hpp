@@ -19,9 +19,14 @@ std::string number(double v, int digits = 15);
 // `path` opened for writing, or a usage_error naming it.
 std::ofstream open_output(const std::string& path);
 
-// A double as a JSON number with the text's 15 significant digits, integral
-// values as integers (77, not 77.0).
-json json_number(double v);
+// A usage_error naming `option` and `path` unless `path` could be written:
+// an existing file we may write, or a new one in a directory we may write.
+// Creates nothing, so a run that fails leaves an older file as it was.
+void check_output(const std::string& option, const std::string& path);
+
+// A double as a JSON number with `digits` significant digits (by default the
+// text's 15), integral values as integers (77, not 77.0).
+json json_number(double v, int digits = 15);
 
 // `j` on one line: {"key": value, "key": [1, 2]}.
 std::string json_line(const json& j);

@@ -16,10 +16,10 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/draw.hpp>
 #include <hcube/driver/calibration.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/error.hpp>
 
 #include "commands.hpp"
@@ -98,17 +98,19 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         // Hex: a 64-bit number does not survive JSON readers that use doubles.
         {"fingerprint", fmt::format("{:016x}", r.fingerprint())},
     };
-    if (r.executor == executor_kind::fibers) j["workers"] = o.workers;
+    if (!executor_policy_of(r.executor).thread_per_node) j["workers"] = o.workers;
     return j;
 }
 
 // "threads (one OS thread per node)" or "fibers on 2 worker threads, 256 KiB
 // stacks".
 std::string executor_text(const run_params& p, const run_outcome& o) {
-    if (o.report.executor == executor_kind::threads) return "threads (one OS thread per node)";
+    const std::string_view name = to_string(o.report.executor);
+    if (executor_policy_of(o.report.executor).thread_per_node)
+        return fmt::format("{} (one OS thread per node)", name);
     const std::size_t stack = p.stack_bytes ? p.stack_bytes : default_stack_bytes;
     return fmt::format(
-        "fibers on {} worker thread{}, {} stacks", o.workers, o.workers == 1 ? "" : "s",
+        "{} on {} worker thread{}, {} stacks", name, o.workers, o.workers == 1 ? "" : "s",
         stack % 1024 ? fmt::format("{}-byte", stack) : fmt::format("{} KiB", stack >> 10));
 }
 
@@ -208,12 +210,27 @@ void write_pictures(const run_command& c, const algorithm_entry& e, const run_re
     }
 }
 
+// --trace and --svg are checked before the run, which may take long: a path
+// that cannot be written or a diagram with too many nodes is a usage error.
+void check_pictures(const run_command& c) {
+    if (!c.trace.empty()) check_output("--trace", c.trace);
+    if (c.svg.empty()) return;
+    check_output("--svg", c.svg);
+    const int most = timeline_options{}.max_nodes, p = 1 << c.params.dim;
+    if (p > most)
+        throw usage_error(fmt::format(
+            "--svg {}: a space-time diagram shows up to {} nodes, d = {} has {}; write a trace "
+            "(--trace FILE.json) and open it in Perfetto instead",
+            c.svg, most, c.params.dim, p));
+}
+
 int run(run_command& c) {
     run_params& p = c.params;
     if (p.op.empty()) throw usage_error("missing operation (hcube run --help)");
     if (p.root >= (1 << p.dim))
         throw usage_error(fmt::format("--root {} is outside 0..{} for --dim {}", p.root,
                                       (1 << p.dim) - 1, p.dim));
+    check_pictures(c);
     p.trace = !c.trace.empty() || !c.svg.empty();
     run_outcome o;
     try {

@@ -49,7 +49,7 @@ meson compile -C build
 # sweeps every algorithm once, then draws from its variant's fixed seed.
 HCUBE_DIFF_SECONDS=20 meson test -C build --print-errorlogs
 expect_suites build lib emu fibers links-boost rooted reductions personalized cm200 aspc \
-    differential determinism api allport cli draw mpi examples
+    differential determinism api allport cli draw mpi examples docs
 
 echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer"
 # The runtime (its three variants), the public API and the differential
@@ -93,7 +93,13 @@ flags=$(pkg-config --define-variable=prefix="$stage$prefix" --cflags --libs hcub
 # shellcheck disable=SC2086
 c++ -std=c++20 examples/hello.cpp $flags -o build/stage/hello
 LD_LIBRARY_PATH=$(dirname "$(find "$stage" -name 'libhcube.so' | head -n 1)") build/stage/hello 3 >/dev/null
-echo "installed headers, library and hcube.pc build and run a node program"
+# shellcheck disable=SC2086
+c++ -std=c++20 examples/lab/token_ring.cpp \
+    $(pkg-config --define-variable=prefix="$stage$prefix" --cflags --libs hcube-draw) \
+    -o build/stage/token_ring
+(cd build/stage && LD_LIBRARY_PATH=$(dirname "$(find "$stage" -name 'libhcube.so' | head -n 1)") \
+    ./token_ring 3 >/dev/null)
+echo "installed headers, libraries, hcube.pc and hcube-draw.pc build and run a node program and a drawing one"
 
 # One closing line over the three builds (meson's own logs): tests that ended as
 # expected (OK, or EXPECTEDFAIL for the deadlock example) against the rest.

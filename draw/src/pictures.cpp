@@ -154,6 +154,7 @@ struct segment {
     point p, q;
     double pad, tight;
     bool link = false;
+    bool shaft = false; // an arrow's shaft: its label keeps nearer to it than to others
 };
 
 // Whether the segment p-q crosses box b (clipped to b's slabs, Liang-Barsky).
@@ -175,6 +176,18 @@ bool crosses(point p, point q, const box& b) {
         if (t0 > t1) return false;
     }
     return true;
+}
+
+// How far box b is from the segment p-q (sampled, as tests/draw/layout.py measures).
+double gap(const box& b, point p, point q) {
+    double best = 1e9;
+    for (int i = 0; i <= 32; ++i) {
+        const double x = p.x + (q.x - p.x) * i / 32, y = p.y + (q.y - p.y) * i / 32;
+        const double dx = std::max({b.x0 - x, 0.0, x - b.x1}),
+                     dy = std::max({b.y0 - y, 0.0, y - b.y1});
+        best = std::min(best, std::hypot(dx, dy));
+    }
+    return best;
 }
 
 constexpr double node_radius = 15;
@@ -230,7 +243,7 @@ struct placer {
         const auto [s, e] = arrow_ends(a, b);
         const double len = std::max(1.0, std::hypot(e.x - s.x, e.y - s.y));
         const double ux = (e.x - s.x) / len, uy = (e.y - s.y) / len;
-        lines.push_back({s, e, shaft, 1.5});
+        lines.push_back({s, e, shaft, 1.5, false, true});
         lines.push_back(
             {{e.x - 15.75 * ux, e.y - 15.75 * uy}, {e.x + 1.75 * ux, e.y + 1.75 * uy}, 7, 4.5});
     }
@@ -541,16 +554,26 @@ bool arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colo
         std::vector<std::string> lines = wrap(text, 12);
         auto [where, room, side_anchor] = at(0.5, near, lines, 1);
         bool found = false;
-        for (const double side : {1, -1})
-            for (const std::size_t width : {12, 6}) {
-                const auto narrow = wrap(text, width);
-                for (const double away : {near, 2 * near, 3 * near})
-                    for (const double f : {0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85, 0.1, 0.9})
-                        if (const auto [w, r, an] =
-                                at(f, side < 0 ? away + 2 * arrow_side : away, narrow, side);
-                            !found && pl.free({r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}))
-                            where = w, room = r, side_anchor = an, lines = narrow, found = true;
-            }
+        // Where many arrows run close (all-port steps), a place nearer to this
+        // arrow than to any other before one that reads as another's.
+        const auto own = [&](const box& r) {
+            const double mine = gap(r, s, e);
+            return std::none_of(pl.lines.begin(), pl.lines.end(), [&](const segment& l) {
+                return l.shaft && gap(r, l.p, l.q) < mine;
+            });
+        };
+        for (const bool nearest : {true, false})
+            for (const double side : {1, -1})
+                for (const std::size_t width : {12, 6}) {
+                    const auto narrow = wrap(text, width);
+                    for (const double away : {near, 2 * near, 3 * near})
+                        for (const double f : {0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85, 0.1, 0.9})
+                            if (const auto [w, r, an] =
+                                    at(f, side < 0 ? away + 2 * arrow_side : away, narrow, side);
+                                !found && pl.free({r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}) &&
+                                (!nearest || own(r)))
+                                where = w, room = r, side_anchor = an, lines = narrow, found = true;
+                }
         anchor = side_anchor;
         if (found) {
             pl.taken.push_back(room);

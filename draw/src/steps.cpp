@@ -129,11 +129,12 @@ std::vector<sym> memory_of(int i, std::initializer_list<const std::vector<sym>*>
 }
 
 enum class label_style {
-    blocks, // (0,1,2,3): the nodes whose blocks it holds
-    sums,   // [0..3]: the nodes its partial sums cover
-    pairs,  // {0,5}: block of node 0 for node 5
-    slots,  // (3|1): element 1 of logical node 3 (Hu)
-    rounds, // a5:2: element a[5] after 2 iterations (Hu, section 4)
+    blocks,   // (0,1,2,3): the nodes whose blocks it holds
+    sums,     // [0..3]: the nodes its partial sums cover
+    pairs,    // {0,5}: block of node 0 for node 5
+    slots,    // (3|1): element 1 of logical node 3 (Hu)
+    rounds,   // a5:2: element a[5] after 2 iterations (Hu, section 4)
+    outgoing, // (0..3): a scan's outgoing buffer, the sum of nodes 0 to 3 (Figure 4.13)
 };
 
 struct sym_program {
@@ -156,6 +157,9 @@ struct sym_program {
     // descend reads its partners and frees them between two calls: they
     // count as held until the next snapshot.
     bool keep_freed = false;
+    // Scans: the outgoing buffer (the collective's only working buffer of
+    // symbols) beside the result, as Figure 4.13 shows it.
+    bool outgoing = false;
 };
 
 // descend on symbolic elements: a[i] after k iterations is {bit i, k}. Each
@@ -256,6 +260,8 @@ sym_program program_for(const run_params& p) {
             };
         } else {
             const bool inclusive = op == "scan" && pick<bool>(p, {{"hypercube", true}});
+            // Freed when the scan returns: the last picture shows it too.
+            g.outgoing = g.keep_freed = true;
             g.body = [inclusive, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
                 if (inclusive)
                     inclusive_scan(me, spans(in), std::plus<>{});
@@ -379,6 +385,9 @@ sym_program program_for(const run_params& p) {
             descend<sym>(me, std::span<sym>(in), M, descend_marks{M}, schedule, order);
         };
     } else if (op == "shift") {
+        // A node holds its packet until it passes it on, then the one it
+        // received (between the Gray-code phases in a working buffer).
+        g.transit = true;
         own_blocks();
         each([&](int i) { g.out[std::size_t(i)].resize(m); });
         const auto algo =
@@ -492,9 +501,9 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
     const sym* last = nullptr;
     for (const sym& s : v) {
         if (!s.mask) continue;
-        const bool same =
-            last && last->mask == s.mask &&
-            (style == label_style::blocks || style == label_style::sums || last->item == s.item);
+        const bool same = last && last->mask == s.mask &&
+                          (style == label_style::blocks || style == label_style::sums ||
+                           style == label_style::outgoing || last->item == s.item);
         last = &s;
         if (same) continue; // the next word of the same block
         std::string t;
@@ -513,6 +522,9 @@ std::string label(const std::vector<sym>& v, label_style style, std::size_t max_
             break;
         case label_style::rounds:
             t = fmt::format("a{}:{}", std::countr_zero(s.mask), s.item);
+            break;
+        case label_style::outgoing:
+            t = "(" + runs(s.mask) + ")";
             break;
         }
         if (s.flags & sym::twice) t += "!twice";
@@ -619,8 +631,12 @@ std::string notation_of(const sym_program& g, const run_params& p, bool cycles) 
     std::string s;
     switch (g.style) {
     case label_style::blocks:
-        s = std::string("Labels: the blocks a node holds ((0,1) = the blocks of nodes 0 and 1)") +
-            (g.transit ? ", those it keeps for others too." : ".");
+        s = p.op == "shift"
+                ? "Labels: the packet a node holds ((5) = node 5's packet), its own until it "
+                  "passes it on, then the one it received."
+                : std::string("Labels: the blocks a node holds ((0,1) = the blocks of nodes 0 "
+                              "and 1)") +
+                      (g.transit ? ", those it keeps for others too." : ".");
         break;
     case label_style::sums:
         s = "Labels: the partial sums a node holds ([0..3] = the sum of the elements of nodes "
@@ -638,7 +654,14 @@ std::string notation_of(const sym_program& g, const run_params& p, bool cycles) 
         s = "Labels: the elements a node holds (a5:2 = element a[5] after 2 iterations of "
             "descend).";
         break;
+    case label_style::outgoing:
+        break;
     }
+    if (g.outgoing)
+        s = "Labels: a node's result buffer in square brackets, the prefix sum so far ([0..2] = "
+            "the sum of the elements of nodes 0 to 2), and its outgoing message buffer in "
+            "parentheses, what it sends in the next step ((0..3) = the sum of nodes 0 to 3), as "
+            "in Grama et al. Figure 4.13.";
     s += " Arrows: the messages of the step, labelled with what they bring.";
     if (g.table)
         s += " The table: every node's memory after every step, cell ij = element i of node "
@@ -646,7 +669,8 @@ std::string notation_of(const sym_program& g, const run_params& p, bool cycles) 
     if (g.reduction)
         s += " The table: every memory address of every node; ● sends the partial sum of that "
              "address, + receives it and adds its own element, ○ added its element in an "
-             "earlier step; Dim = the link the sum crossed (Mathur & Johnsson, Figures 12-19).";
+             "earlier step; Dim = the link the sum crossed (Mathur & Johnsson, Figures 12-19). "
+             "An arrow's Σ3 = the partial sum of address 3 it carries.";
     if (cycles) {
         const std::size_t d = std::size_t(std::max(p.dim, 1)), beta = (p.words + d - 1) / d;
         s += fmt::format(
@@ -691,7 +715,8 @@ algorithm_steps record_steps(run_params p) {
         const int i = me.id();
         snaps[std::size_t(i)].push_back(
             {me.steps(), watched(i),
-             g.transit || g.reduction || g.relayed
+             g.outgoing ? memory_of(i, {})
+             : g.transit || g.reduction || g.relayed
                  ? memory_of(i, {&g.in[std::size_t(i)], &g.out[std::size_t(i)]})
                  : std::vector<sym>{}});
     };
@@ -790,6 +815,8 @@ algorithm_steps record_steps(run_params p) {
         for (int i = 0; i < n; ++i) {
             const std::vector<sym>& at = held(i, k);
             auto [brief, full] = named(at, false);
+            if (g.outgoing)
+                brief += " " + label(last(i, k).memory, label_style::outgoing, std::size_t(-1));
             st.labels.push_back(std::move(brief));
             st.lists.push_back(std::move(full));
             if (!s.table) continue;
@@ -850,6 +877,10 @@ algorithm_steps record_steps(run_params p) {
             std::pair<std::string, std::string> cargo;
             if (g.transit) {
                 cargo = named(brought[std::size_t(k)][mi], true);
+            } else if (g.outgoing) {
+                // A scan's message is its sender's outgoing buffer.
+                cargo.first =
+                    label(last(t.from, k - 1).memory, label_style::outgoing, std::size_t(-1));
             } else if (g.relayed) {
                 // ASPC and descend: what the receiver gained that the sender
                 // had (elements in transit included).
@@ -864,9 +895,9 @@ algorithm_steps record_steps(run_params p) {
                 std::string list;
                 for (std::size_t x = 0; x < cells[std::size_t(t.to)].size(); ++x)
                     if (cells[std::size_t(t.to)][x] == "+" && cells[std::size_t(t.from)][x] == "●")
-                        list += (list.empty() ? "sums of " : ",") + std::to_string(x),
+                        list += (list.empty() ? "Σ" : ",") + std::to_string(x),
                             sums |= x < 64 ? std::uint64_t(1) << x : ~std::uint64_t(0);
-                cargo.first = p.dim >= 4 && sums && ~sums ? "sums of " + runs(sums) : list;
+                cargo.first = p.dim >= 4 && sums && ~sums ? "Σ" + runs(sums) : list;
                 if (cargo.first != list) cargo.second = list;
             } else
                 cargo = gained(t, m);

@@ -1,4 +1,4 @@
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -7,6 +7,7 @@
 
 #include <hcube/cost/personalized.hpp>
 #include <hcube/cost/rooted.hpp>
+#include <hcube/system.hpp>
 
 namespace hcube {
 
@@ -264,7 +265,7 @@ double estimated_bytes(const algorithm_entry& e, const run_params& p, std::strin
 }
 
 void check_memory(const std::string& what, double need, const std::string& counted) {
-    const detail::os_limits lim = detail::read_os_limits();
+    const os_limits lim = read_os_limits();
     const bool by_limit =
         lim.address_space >= 0 && !(lim.memory > 0 && lim.memory < lim.address_space);
     const double have = by_limit ? lim.address_space : lim.memory;
@@ -293,12 +294,13 @@ namespace {
 
 // --dim within what the chosen executor runs, in the options' words.
 void check_dim(const run_params& p) {
-    const executor_kind e = detail::resolve_executor(p.executor);
+    const executor_kind e = resolve_executor(p.executor);
     if (p.dim < 0 || p.dim > max_dim_of(e))
         throw usage_error("--dim " + std::to_string(p.dim) + " is outside 0.." +
                           std::to_string(max_dim_of(e)) + " with " + std::string(to_string(e)) +
                           (max_dim_of(e) < max_dim
-                               ? " (--executor fibers goes to " + std::to_string(max_dim) + ")"
+                               ? " (--executor " + std::string(widest_executor().name) +
+                                     " goes to " + std::to_string(max_dim) + ")"
                                : ""));
 }
 
@@ -313,12 +315,15 @@ config machine_config(const run_params& p) {
     c.link_capacity = p.link_capacity;
     c.trace = p.trace;
     c.links = p.links;
-    c.executor = detail::resolve_executor(p.executor);
+    c.executor = resolve_executor(p.executor);
     c.backend = p.backend;
-    if (c.executor == executor_kind::threads) {
-        const auto refuse = [](const std::string& what) {
-            throw usage_error(what + " applies to --executor fibers; with threads every node is "
-                                     "its own OS thread with the system's stack");
+    if (executor_policy_of(c.executor).thread_per_node) {
+        const auto refuse = [&c](const std::string& what) {
+            const auto fibers =
+                std::ranges::find(executor_policies, false, &executor_policy::thread_per_node);
+            throw usage_error(what + " applies to --executor " + std::string(fibers->name) +
+                              "; with " + std::string(to_string(c.executor)) +
+                              " every node is its own OS thread with the system's stack");
         };
         if (p.workers) refuse("--workers " + std::to_string(p.workers));
         if (p.stack_bytes) refuse("--stack-bytes " + std::to_string(p.stack_bytes));
@@ -436,7 +441,7 @@ run_outcome run_algorithm(run_params p) {
             o.verified = false;
             o.note = "with the 2x2 matrix product, which does not commute: " + mismatch;
         }
-    if (m.cfg().executor == executor_kind::fibers) o.workers = m.cfg().workers;
+    if (!executor_policy_of(m.cfg().executor).thread_per_node) o.workers = m.cfg().workers;
     o.rank = m.rank();
     const bool everywhere = m.on_every_rank(o.verified); // over MPI each rank checked its nodes
     if (o.verified && !everywhere)

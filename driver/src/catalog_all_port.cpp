@@ -5,7 +5,7 @@
 // all links, all-reduce along the d cycles.
 // All-port only (single-port is unfit from d = 2 on), so `auto` weighs them
 // only under --ports all; their formulas are all-port ones. Reductions use plus.
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -1,8 +1,8 @@
 // Hu: all-to-some personalized communication and +-2^b-descend.
-#include <hcube/catalog.hpp>
 #include <hcube/collectives/aspc.hpp>
 #include <hcube/collectives/descend.hpp>
 #include <hcube/cost/aspc.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/driver/dispatch.hpp>
 #include <hcube/driver/tridiag.hpp>
 

@@ -7,7 +7,7 @@
 // broadcasts; arrival leaves the data unordered, as the source's AABC timings)
 // and computation|motion (cycle reductions).
 // Reductions use plus, so every result has a serial reference.
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <functional>
 #include <span>

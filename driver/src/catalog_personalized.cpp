@@ -1,9 +1,9 @@
 // Catalog entries for Grama et al. 4.5 (all-to-all personalized communication)
 // and 4.6.2 (circular shift on the hypercube).
-#include <hcube/catalog.hpp>
 #include <hcube/collectives/alltoall.hpp>
 #include <hcube/collectives/shift.hpp>
 #include <hcube/cost/personalized.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/driver/dispatch.hpp>
 
 #include <cstdint>

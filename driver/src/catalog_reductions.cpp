@@ -1,7 +1,7 @@
 // Catalog entries of Grama et al.'s all-to-all collectives: all-to-all broadcast
 // (allgather) and reduction (reduce-scatter), all-reduce and prefix sums (4.2,
 // 4.3, 4.7.1). Reductions use plus, so every result has a serial reference.
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <functional>
 #include <optional>

@@ -1,6 +1,6 @@
 // Catalog entries of the rooted collectives of Grama et al.: one-to-all broadcast,
 // all-to-one reduction (4.1, 4.7.1), scatter and gather (4.4).
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <functional>
 #include <optional>

@@ -5,8 +5,8 @@
 // work below counts every node's, for the algorithms whose nodes do unequal
 // shares (the rooted ones) or copy and combine words the closed form leaves
 // out. The counts follow each algorithm's code in collectives/.
-#include <hcube/catalog.hpp>
 #include <hcube/cost/personalized.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <algorithm>
 #include <cmath>

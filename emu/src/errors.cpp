@@ -24,36 +24,6 @@ std::string_view to_string(backend_kind b) noexcept {
     return "automatic";
 }
 
-std::string_view to_string(executor_kind e) noexcept {
-    switch (e) {
-    case executor_kind::threads:
-        return "threads";
-    case executor_kind::fibers:
-        return "fibers";
-    case executor_kind::automatic:
-        break;
-    }
-    return "automatic";
-}
-
-std::string_view to_string(link_impl l) noexcept {
-    switch (l) {
-    case link_impl::ring:
-        return "ring";
-    case link_impl::boost_spsc:
-        return "boost";
-    case link_impl::automatic:
-        break;
-    }
-    return "automatic";
-}
-
-std::optional<link_impl> parse_link_impl(std::string_view name) noexcept {
-    for (const link_impl l : {link_impl::ring, link_impl::boost_spsc})
-        if (name == to_string(l)) return l;
-    return std::nullopt;
-}
-
 namespace {
 
 std::string node_message(int node, const std::string& what) {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include <hcube/config.hpp>
-#include <hcube/machine.hpp>
+#include <hcube/system.hpp>
 
 namespace hcube::detail {
 
@@ -96,6 +96,12 @@ std::unique_ptr<executor> make_thread_executor(machine_state& m);
 // Whether its nodes will spin (executor::spins): each has a core of its own,
 // and no rank shares them (docs/mpi.md). Known before it starts.
 bool thread_nodes_spin(const machine_state& m);
+
+// Fibers: address space per node (its stack and the guard zone below it),
+// and how many of p stacks get a guard page within lim's vm.max_map_count
+// (each takes two mappings; the others get a red zone: docs/runtime.md).
+std::size_t fiber_stack_stride(std::size_t stack_bytes) noexcept;
+long long fiber_guard_pages(int p, const os_limits& lim) noexcept;
 
 // Every node a fiber on `workers` OS threads; the first `guards` stacks get a
 // guard page, the others a red zone (fibers.cpp).

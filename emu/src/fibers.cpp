@@ -135,7 +135,6 @@ public:
         return sc;
     }
     bool guarded(int i) const noexcept { return i < guarded_; }
-    long long guard_count() const noexcept { return guarded_; }
 
     // ASan: the frames a finished fiber leaves behind keep their redzones
     // poisoned; clear stacks [first, last) before they hold new frames.

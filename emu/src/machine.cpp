@@ -1,6 +1,7 @@
 // The machine: node threads created once, runs, cancellation, the deadlock
 // watchdog, and the run report.
 #include <hcube/machine.hpp>
+#include <hcube/system.hpp>
 
 #include <algorithm>
 #include <array>
@@ -106,7 +107,9 @@ void validate(const config& c) {
     if (const int top = max_dim_of(c.executor); c.dim < 0 || c.dim > top)
         throw usage_error("machine: dimension " + std::to_string(c.dim) + " is outside 0.." +
                           std::to_string(top) + " with " + std::string(to_string(c.executor)) +
-                          (top < max_dim ? " (fibers go to " + std::to_string(max_dim) + ")" : ""));
+                          (top < max_dim ? " (" + std::string(widest_executor().name) + " go to " +
+                                               std::to_string(max_dim) + ")"
+                                         : ""));
     const auto bad = [](double x) { return !(x >= 0) || std::isinf(x); };
     if (bad(c.cost.t_s) || bad(c.cost.t_w))
         throw usage_error("machine: cost model t_s = " + std::to_string(c.cost.t_s) +
@@ -121,41 +124,6 @@ void validate(const config& c) {
     if (c.stack_bytes < min_stack_bytes || c.stack_bytes > max_stack_bytes)
         throw usage_error("machine: stack_bytes " + std::to_string(c.stack_bytes) + " is outside " +
                           std::to_string(min_stack_bytes) + ".." + std::to_string(max_stack_bytes));
-}
-
-std::string file_text(const char* path) {
-    std::ifstream f(path);
-    return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
-// The number `text` starts with (after blanks), or `otherwise`.
-long long number_in(const std::string& text, long long otherwise = -1) {
-    try {
-        return std::stoll(text);
-    } catch (const std::exception&) {
-        return otherwise;
-    }
-}
-
-long long count_lines(const char* path) {
-    std::ifstream f(path);
-    return std::count(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), '\n');
-}
-
-std::string status_field(const char* path, const std::string& key) {
-    std::ifstream f(path);
-    for (std::string line; std::getline(f, line);)
-        if (line.rfind(key, 0) == 0) return line.substr(key.size());
-    return "";
-}
-
-// A number of bytes in GiB, or MiB below 1 GiB, with one decimal.
-std::string mebibytes(double bytes) {
-    const bool gib = bytes >= double(1ull << 30);
-    std::ostringstream os;
-    os << std::fixed << std::setprecision(1) << bytes / double(1ull << (gib ? 30 : 20))
-       << (gib ? " GiB" : " MiB");
-    return os.str();
 }
 
 // A node's unread routed messages and bytes by source, in source order.
@@ -241,7 +209,7 @@ namespace {
 // `var` names (`parse`), or `fallback` when it is unset or empty.
 template <class E, class Parse>
 E from_environment(E asked, const char* var, E fallback, Parse parse, const char* what,
-                   const char* choices) {
+                   const std::string& choices) {
     if (asked != E::automatic) return asked;
     const char* env = std::getenv(var);
     if (!env || !*env) return fallback;
@@ -260,12 +228,20 @@ auto named_among(std::array<E, N> values) {
     };
 }
 
+// "a, b or c": the names of a policy table's rows.
+template <class Row, std::size_t N>
+std::string names_of(const Row (&rows)[N]) {
+    std::string out;
+    for (std::size_t i = 0; i < N; ++i)
+        out += (i == 0 ? "" : i + 1 == N ? " or " : ", ") + std::string(rows[i].name);
+    return out;
+}
+
 } // namespace
 
-executor_kind detail::resolve_executor(executor_kind e) {
-    return from_environment(e, "HCUBE_EXECUTOR", executor_kind::threads,
-                            named_among(std::array{executor_kind::threads, executor_kind::fibers}),
-                            "executor", "threads or fibers");
+executor_kind resolve_executor(executor_kind e) {
+    return from_environment(e, "HCUBE_EXECUTOR", executor_policies[0].kind, parse_executor,
+                            "executor", names_of(executor_policies));
 }
 
 namespace {
@@ -277,87 +253,6 @@ backend_kind resolve_backend(backend_kind b) {
 }
 
 } // namespace
-
-detail::os_limits detail::read_os_limits() {
-    os_limits lim;
-    lim.max_map_count = number_in(file_text("/proc/sys/vm/max_map_count"));
-    lim.maps_in_use = count_lines("/proc/self/maps");
-    lim.pid_max = number_in(file_text("/proc/sys/kernel/pid_max"));
-    lim.threads_max = number_in(file_text("/proc/sys/kernel/threads-max"));
-    // "0.52 0.58 0.59 3/412 12345": 412 tasks exist.
-    const std::string load = file_text("/proc/loadavg");
-    if (const auto slash = load.find('/'); slash != std::string::npos)
-        lim.tasks = number_in(load.substr(slash + 1), 0);
-    rlimit nproc{};
-    // Root is exempt from RLIMIT_NPROC.
-    if (geteuid() != 0 && getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
-        lim.nproc = static_cast<long long>(nproc.rlim_cur);
-    lim.own_threads = number_in(status_field("/proc/self/status", "Threads:"), 1);
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) lim.memory = double(pages) * double(page);
-    // /proc/self/statm begins with the pages of address space in use.
-    if (rlimit as{}; getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && page > 0)
-        lim.address_space =
-            std::max(0.0, double(as.rlim_cur) -
-                              double(number_in(file_text("/proc/self/statm"), 0)) * double(page));
-    return lim;
-}
-
-std::string detail::os_limit_problems(const config& c, const os_limits& lim) {
-    const long long p = 1ll << c.dim;
-    const std::string threads = "2^" + std::to_string(c.dim) + " node threads";
-    // A value to suggest for a limit that must exceed `need`.
-    const auto raise_to = [](long long need) {
-        return std::to_string(std::bit_ceil(static_cast<unsigned long long>(2 * need)));
-    };
-    std::vector<std::string> why;
-    // Fibers take a few worker threads and one mapping for all stacks (guard
-    // pages only as far as vm.max_map_count allows): only memory can refuse.
-    const bool threaded = resolve_executor(c.executor) == executor_kind::threads;
-    if (const long long need = 2 * p + lim.maps_in_use;
-        threaded && lim.max_map_count >= 0 && need > lim.max_map_count)
-        why.push_back(threads + " need about " + std::to_string(2 * p) +
-                      " memory mappings (a stack and its guard page each) besides the " +
-                      std::to_string(lim.maps_in_use) + " in use, and vm.max_map_count is " +
-                      std::to_string(lim.max_map_count) +
-                      " (raise it: sysctl -w vm.max_map_count=" + raise_to(need) + ")");
-    const auto tasks = [&](long long limit, const std::string& name) {
-        if (const long long need = p + lim.tasks; threaded && limit >= 0 && need > limit)
-            why.push_back(threads + " need " + std::to_string(p) + " thread ids besides the " +
-                          std::to_string(lim.tasks) + " tasks running, and " + name + " is " +
-                          std::to_string(limit) + " (raise it: sysctl -w " + name + "=" +
-                          raise_to(need) + ")");
-    };
-    tasks(lim.pid_max, "kernel.pid_max");
-    tasks(lim.threads_max, "kernel.threads-max");
-    if (const long long need = p + lim.own_threads; threaded && lim.nproc >= 0 && need > lim.nproc)
-        why.push_back(threads + " and this process's " + std::to_string(lim.own_threads) +
-                      " threads exceed RLIMIT_NPROC " + std::to_string(lim.nproc) +
-                      " (raise it: ulimit -u " + raise_to(need) + ")");
-    const double slots = double(std::bit_ceil(std::max<std::size_t>(c.link_capacity, 1)));
-    const double links = double(p) * c.dim;
-    const double link_bytes = links * slots * double(cache_line);
-    if (lim.memory > 0 && link_bytes > lim.memory)
-        why.push_back("with link_capacity " + std::to_string(c.link_capacity) + ", the " +
-                      std::to_string(std::llround(links)) + " links of " +
-                      std::to_string(std::llround(slots)) + " 64-byte slots need " +
-                      mebibytes(link_bytes) + ", more than the " + mebibytes(lim.memory) +
-                      " of memory (lower link_capacity)");
-    // Address space: the links' arena and, with fibers, every node's stack.
-    const double stacks = threaded ? 0 : double(p) * double(fiber_stack_stride(c.stack_bytes));
-    if (const double need = link_bytes + stacks; lim.address_space >= 0 && need > lim.address_space)
-        why.push_back("its links" + std::string(threaded ? "" : " and fiber stacks") + " need " +
-                      mebibytes(need) +
-                      " of address space, and the address-space limit "
-                      "(RLIMIT_AS, ulimit -v) leaves " +
-                      mebibytes(lim.address_space) + " (lower link_capacity" +
-                      (threaded ? "" : " or stack_bytes") + ", or raise the limit)");
-    if (why.empty()) return "";
-    std::string out = "machine: cannot start a " + std::to_string(c.dim) + "-cube here: ";
-    for (std::size_t i = 0; i < why.size(); ++i)
-        out += (i ? "; " : "") + why[i];
-    return out + "; or use a smaller dimension";
-}
 
 void machine_state::cancel(int failed_node) noexcept {
     int none = -1;
@@ -377,8 +272,8 @@ machine::machine(config cfg)
     if (const std::string why = os_limit_problems(cfg, lim); !why.empty()) throw error(why);
     machine_state& m = *state_;
     m.cfg = cfg;
-    m.cfg.links = from_environment(cfg.links, "HCUBE_LINKS", link_impl::ring, parse_link_impl,
-                                   "link implementation", "ring or boost");
+    m.cfg.links = from_environment(cfg.links, "HCUBE_LINKS", link_policies[0].impl, parse_link_impl,
+                                   "link implementation", names_of(link_policies));
     m.p = 1 << cfg.dim;
 
     const int d = cfg.dim;
@@ -387,11 +282,12 @@ machine::machine(config cfg)
     m.cfg.backend = resolve_backend(cfg.backend);
     // Packed rings unless the nodes will spin (links/ring.hpp), which they
     // never do over MPI; set before anything is built for the link type.
-    m.packed_rings = m.cfg.backend == backend_kind::mpi || cfg.executor == executor_kind::fibers ||
-                     !thread_nodes_spin(m);
+    m.packed_rings = m.cfg.backend == backend_kind::mpi ||
+                     !executor_policy_of(cfg.executor).thread_per_node || !thread_nodes_spin(m);
     if (m.cfg.backend == backend_kind::mpi) { // this rank's subcube: local_begin, local_end
         m.net = make_mpi_remote(m);
-        m.inline_node = m.local_end - m.local_begin == 1 && cfg.executor == executor_kind::threads;
+        m.inline_node =
+            m.local_end - m.local_begin == 1 && executor_policy_of(cfg.executor).thread_per_node;
     }
     // The links with an end on a local node: over MPI a rank holds its
     // subcube's, not the machine's.
@@ -416,10 +312,11 @@ machine::machine(config cfg)
         });
     }
     if (m.net) m.net->connect();
-    if (cfg.executor == executor_kind::fibers) {
+    if (!executor_policy_of(cfg.executor).thread_per_node) {
         const int cpus = int(usable_cpus().size());
         m.cfg.workers = std::min(cfg.workers ? cfg.workers : cpus, m.local_end - m.local_begin);
-        m.exec = make_fiber_executor(m, m.cfg.workers, fiber_guard_pages(m.p, lim));
+        m.exec = make_fiber_executor(m, m.cfg.workers,
+                                     static_cast<long long>(footprint_of(cfg, lim).guarded));
     } else {
         m.exec = make_thread_executor(m);
     }

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
 using namespace hcube;

@@ -2,8 +2,8 @@
 // verify, report their closed forms exactly, and refuse what does not fit.
 #include <doctest/doctest.h>
 
-#include <hcube/catalog.hpp>
 #include <hcube/cost/aspc.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <string>
 

@@ -164,8 +164,20 @@ json=$("$hcube" calibrate --json --words 1,64,4096 --ops alltoall --op-words 1,4
 printf '%s\n' "$json" >"$tmp/calibrate.json"
 python3 - "$tmp/calibrate.json" "$HCUBE_CALIBRATION" <<'PY' || fail "calibrate --json: $json"
 import json, sys
-close = lambda a, b: abs(a - b) <= 1e-13 * b  # stdout has 15 digits, the file all
-j = json.load(open(sys.argv[1]))
+close = lambda a, b: abs(a - b) <= 5e-4 * b  # stdout has 4 digits, the file all
+text = open(sys.argv[1]).read()
+j = json.loads(text)
+
+
+def digits(s):
+    """The significant digits of a JSON number as printed: 1.234e-06 has 4."""
+    return len(s.split("e")[0].replace("-", "").replace(".", "").lstrip("0"))
+
+
+# Times with 4 significant digits, R^2 and the residual with 3, as the text.
+times = []
+json.loads(text, parse_float=lambda s: times.append(s) or float(s))
+assert len(times) > 10 and max(map(digits, times)) <= 4, times
 assert list(j) == ["executor", "links", "t_s", "t_w", "word_bytes", "r2", "worst_residual",
                    "samples", "file", "points", "fastest"], list(j)
 assert (j["executor"], j["links"], j["word_bytes"], j["file"]) == ("threads", "ring", 4,
@@ -175,7 +187,7 @@ assert j["r2"] <= 1 and j["worst_residual"] >= 0, j
 assert [p["words"] for p in j["points"]] == [1, 64, 4096], j["points"]
 for p in j["points"]:
     assert p["seconds"] > 0, p
-    assert abs(p["fitted"] - (j["t_s"] + j["t_w"] * p["words"])) <= 1e-9 * p["fitted"], p
+    assert abs(p["fitted"] - (j["t_s"] + j["t_w"] * p["words"])) <= 1e-3 * p["fitted"], p
 saved = json.load(open(sys.argv[2]))["threads+ring"]
 assert close(j["t_s"], saved["t_s"]) and close(j["t_w"], saved["t_w"]), saved
 assert saved["points"] == 3, saved
@@ -194,7 +206,10 @@ out=$("$hcube" calibrate --links boost --words 1,16 --ops allgather --op-words 1
     "${quick[@]:0:4}") || fail "calibrate --links boost: exit status $?"
 expect_line "$out" '^# hcube calibrate: threads executor, boost links' "calibrate machine line"
 expect_line "$out" '^ +16( +[0-9.e+-]+){2} +[0-9.e+-]+%$' "calibrate line of 16 words"
-expect_line "$out" '^t_w = .* s per word \(a word: int32, 4 bytes' "calibrate t_w line"
+# Times with at most 4 significant digits, as in the JSON.
+expect_line "$out" '^t_s = [0-9](\.[0-9]{1,3})?(e-[0-9]+)? s per message$' "calibrate t_s line"
+expect_line "$out" '^t_w = [0-9](\.[0-9]{1,3})?(e-[0-9]+)? s per word \(a word: int32, 4 bytes' \
+    "calibrate t_w line"
 expect_line "$out" '^fit: R\^2 = ' "calibrate fit line"
 expect_line "$out" '^# op +dim +bytes +fastest +median_us +runner-up +median_us$' \
     "calibrate survey header"

@@ -74,6 +74,23 @@ usage_error "hcube draw: cannot create --svg-dir /proc/nope: " draw allgather --
 usage_error "hcube draw: cannot write /nonexistent/x.html" draw allgather --dim 2 --out /nonexistent/x.html
 usage_error "hcube draw: drawing allgather hypercube with m = 10000000 on 64 nodes needs about" \
     draw allgather --algo hypercube --dim 6 --words 10000000 --out "$tmp/x.html"
+# descend draws with its defaults, M = N as hcube run takes it.
+for algo in direct pipelined; do
+    out=$("$hcube" draw descend --algo "$algo" --dim 3 --out "$tmp/x.html" 2>&1) ||
+        fail "draw descend --algo $algo --dim 3: exit status $?: $out"
+    expect_line "$out" "^descend $algo on a 3-cube \(8 nodes\), m = 8, " "draw descend $algo: M = N"
+done
+# hcube run: --trace and --svg checked before the run. The runs deadlock
+# (exit 1) if they start, and a failed check writes no file.
+for opt in --trace --svg; do
+    usage_error "hcube run: $opt /nonexistent/x: cannot write it (no directory /nonexistent)" \
+        run allgather --algo ring --dim 2 --link-capacity 0 $opt /nonexistent/x
+    usage_error "hcube run: $opt $tmp: cannot write it (it is a directory)" \
+        run allgather --algo ring --dim 2 --link-capacity 0 $opt "$tmp"
+done
+usage_error "hcube run: --svg $tmp/x.svg: a space-time diagram shows up to 64 nodes, d = 7 has 128" \
+    run allgather --algo ring --dim 7 --link-capacity 0 --trace "$tmp/t.json" --svg "$tmp/x.svg"
+[ ! -e "$tmp/t.json" ] || fail "run with a refused --svg wrote its --trace file"
 # Under an address-space limit of 4 GB (ulimit -v), what fits in memory but not
 # in the limit is refused by the limit, by hcube draw and hcube run alike.
 if [ "${HCUBE_SANITIZE:-none}" = none ] &&

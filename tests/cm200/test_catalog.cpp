@@ -3,7 +3,7 @@
 // the virtual time, d-cycles refused under single-port with a clear reason.
 #include <doctest/doctest.h>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include "test_support.hpp"
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
 #include "deadline.hpp"

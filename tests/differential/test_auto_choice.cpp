@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/hcube.hpp>
 
 #include "catalog_params.hpp"

@@ -17,9 +17,9 @@
 
 #include <unistd.h>
 
-#include <hcube/catalog.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/driver/calibration.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include "catalog_params.hpp"
 

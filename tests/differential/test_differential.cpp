@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/hcube.hpp>
 
 #include "deadline.hpp"

@@ -14,7 +14,7 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # Every text file a user or a contributor reads, except this folder's, which
 # has to spell the patterns out.
 mapfile -t files < <(
-    find README.md docs examples lib emu collectives driver draw cli bench tests scripts \
+    find README.md docs examples lib emu collectives driver draw args cli bench tests scripts \
         .ci meson.build meson_options.txt -type f -not -path 'tests/docs/*' \
         -not -name '*.pyc' -not -name '*.png' 2>/dev/null | sort
 )

@@ -224,6 +224,11 @@ for u, line in enumerate(fig_12.splitlines()):
         got = "".join(marks.get(rs.cells.get((u + 1, u + 1, x, i), ""), "?") for i in range(8))
         check(got == want, f"rs.html step {u} address {x}: {got}, Figure 12 has {want}")
 
+# Every arrow's label (Σx, the sum it carries) beside its arrow, none in the
+# key table under the cube; the marks have their key under every step's table.
+rs_page = open(os.path.join(d, "rs.html")).read()
+check('class="key"' not in rs_page, "rs.html: arrow labels with no room beside their arrow")
+check(rs_page.count("○ added its own before") == 7, "rs.html: not every step keys ● + ○")
 check(dump("dl.html").waits == 4, "dl.html: the wait-for graph has no arrow per blocked node")
 # The deadlock report's text wraps inside the window.
 widths = chromium_page.evaluate(

@@ -213,13 +213,58 @@ TEST_CASE("steps of broadcast (Figure 4.6) and prefix sums (Figure 4.13)") {
     CHECK(holders(2) == std::vector<int>{0, 2, 4, 6});
     CHECK(holders(3) == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7});
 
+    // Figure 4.13 (a)-(d), by hand: every node's result buffer [..] and
+    // outgoing buffer (..) before steps 1, 2, 3 and at the end; node k's
+    // input is k, so [0..2] is 0 + 1 + 2 = 3.
     const algorithm_steps s = record_steps(params("scan", "hypercube", 3));
-    CHECK(s.steps.back().labels == std::vector<std::string>{"[0]", "[0,1]", "[0..2]", "[0..3]",
-                                                            "[0..4]", "[0..5]", "[0..6]",
-                                                            "[0..7]"});
-    // Figure 4.13 after the first step: odd nodes have added their lower neighbour.
-    CHECK(s.steps[1].labels[1] == "[0,1]");
-    CHECK(s.steps[1].labels[2] == "[2]");
+    const std::vector<std::vector<std::string>> fig_4_13 = {
+        {"[0] (0)", "[1] (1)", "[2] (2)", "[3] (3)", "[4] (4)", "[5] (5)", "[6] (6)", "[7] (7)"},
+        {"[0] (0,1)", "[0,1] (0,1)", "[2] (2,3)", "[2,3] (2,3)", "[4] (4,5)", "[4,5] (4,5)",
+         "[6] (6,7)", "[6,7] (6,7)"},
+        {"[0] (0..3)", "[0,1] (0..3)", "[0..2] (0..3)", "[0..3] (0..3)", "[4] (4..7)",
+         "[4,5] (4..7)", "[4..6] (4..7)", "[4..7] (4..7)"},
+        {"[0] (0..7)", "[0,1] (0..7)", "[0..2] (0..7)", "[0..3] (0..7)", "[0..4] (0..7)",
+         "[0..5] (0..7)", "[0..6] (0..7)", "[0..7] (0..7)"},
+    };
+    REQUIRE(s.steps.size() == 4);
+    for (std::size_t k = 0; k < 4; ++k)
+        CHECK(s.steps[k].labels == fig_4_13[k]);
+    // An arrow carries its sender's outgoing buffer: node 2 sends (2,3) to node 0 in step 2.
+    for (std::size_t m = 0; m < s.steps[2].messages.size(); ++m)
+        if (s.report.trace[s.steps[2].messages[m]].from == 2)
+            CHECK(s.steps[2].carried[m] == "(2,3)");
+}
+
+TEST_CASE("shift labels every step: the packet each node holds, between the phases too") {
+    // Grama et al. 4.6.2 on a 3-cube, q = 3 = 2 + 1: array position r on node
+    // gray(r) (positions 0..7 on nodes 0 1 3 2 6 7 5 4). The 2-phase crosses
+    // dim 0 first (step 1), then reaches r + 2 (step 2); the 1-phase moves on
+    // to r + 3 (step 3). By hand: node 0 (position 0) holds position 6's
+    // packet (node 5) after step 2 and position 5's (node 7) after step 3.
+    run_params p = params("shift", "gray", 3);
+    p.shift = 3;
+    const algorithm_steps s = record_steps(p);
+    const std::vector<std::vector<std::string>> held = {
+        {"(0)", "(1)", "(2)", "(3)", "(4)", "(5)", "(6)", "(7)"},
+        {"(1)", "(0)", "(3)", "(2)", "(5)", "(4)", "(7)", "(6)"},
+        {"(5)", "(4)", "(1)", "(0)", "(7)", "(6)", "(3)", "(2)"},
+        {"(7)", "(5)", "(0)", "(4)", "(6)", "(2)", "(1)", "(3)"},
+    };
+    REQUIRE(s.steps.size() == 4);
+    for (std::size_t k = 0; k < 4; ++k) {
+        CHECK(s.steps[k].labels == held[k]);
+        // Every arrow brings the packet its receiver holds after the step.
+        for (std::size_t m = 0; m < s.steps[k].messages.size(); ++m)
+            CHECK(s.steps[k].carried[m] ==
+                  held[k][std::size_t(s.report.trace[s.steps[k].messages[m]].to)]);
+    }
+    // One routed step: before it, every node its own packet.
+    p.algo = "ecube";
+    const algorithm_steps e = record_steps(p);
+    REQUIRE(e.steps.size() == 2);
+    CHECK(e.steps[0].labels == held[0]);
+    CHECK(e.steps[1].labels ==
+          std::vector<std::string>{"(5)", "(6)", "(7)", "(0)", "(1)", "(2)", "(3)", "(4)"});
 }
 
 TEST_CASE("scatter and gather show the blocks held for others (Figure 4.15)") {
@@ -303,7 +348,7 @@ TEST_CASE("4-cube labels write runs, progressions and products; the lists have t
     CHECK(a.steps[2].labels[2] == "(0..3)");
     CHECK(a.steps[4].labels[9] == "(0..15)");
     CHECK(a.steps[4].lists[9] == "(0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15)");
-    CHECK(record_steps(params("scan", "hypercube", 4)).steps[4].labels[15] == "[0..15]");
+    CHECK(record_steps(params("scan", "hypercube", 4)).steps[4].labels[15] == "[0..15] (0..15)");
 }
 
 TEST_CASE("memory tables of d-cycles allgather are Mathur & Johnsson's Figure 8") {
@@ -387,7 +432,7 @@ TEST_CASE("the d-cycles reduction draws Mathur & Johnsson's Figures 12-19") {
     for (std::size_t m = 0; m < s.steps[1].messages.size(); ++m)
         if (s.report.trace[s.steps[1].messages[m]].from == 4 &&
             s.report.trace[s.steps[1].messages[m]].to == 5)
-            CHECK(s.steps[1].carried[m] == "sums of 0");
+            CHECK(s.steps[1].carried[m] == "Σ0");
 }
 
 TEST_CASE("ASPC draws Hu's Table 1 from the run") {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <hcube/machine.hpp>
+#include <hcube/system.hpp>
 
 #include "sanitizers.hpp"
 #include "test_support.hpp"
@@ -272,12 +273,67 @@ TEST_CASE("fibers: a frame larger than the guard zone stops there too (stack-cla
 }
 
 TEST_CASE("fibers: guard pages for as many stacks as vm.max_map_count leaves room for") {
-    detail::os_limits lim;
+    os_limits lim;
     lim.max_map_count = 65530;
     lim.maps_in_use = 130;
-    CHECK(detail::fiber_guard_pages(1 << 12, lim) == 1 << 12);
+    const auto guarded = [&](int dim) {
+        config c;
+        c.dim = dim;
+        c.executor = executor_kind::fibers;
+        return footprint_of(c, lim).guarded;
+    };
+    CHECK(guarded(12) == 1 << 12);
     // (65530 - 130 - 8192 left for the rest of the process) / 2 mappings each.
-    CHECK(detail::fiber_guard_pages(1 << 16, lim) == 28604);
+    CHECK(guarded(16) == 28604);
     lim.max_map_count = -1;
-    CHECK(detail::fiber_guard_pages(1 << 16, lim) == 1 << 16);
+    CHECK(guarded(16) == 1 << 16);
+}
+
+TEST_CASE("footprints: a thread per node takes a stack and a guard page, two mappings each") {
+    const os_limits lim;
+    config c;
+    c.dim = 10;
+    c.executor = executor_kind::threads;
+    const executor_footprint t = footprint_of(c, lim);
+    CHECK(t.mappings == 2 << 10);
+    CHECK(t.workers == 0);
+    CHECK(t.reserved == (1 << 10) * (t.stack + t.guard));
+    CHECK(t.touched == (1 << 10) * node_touched_bytes);
+    c.executor = executor_kind::fibers;
+    c.workers = 3;
+    c.stack_bytes = 64 << 10;
+    const executor_footprint f = footprint_of(c, lim);
+    CHECK(f.workers == 3);
+    CHECK(f.stack == 64 << 10);
+    CHECK(f.guard > 0);
+    CHECK(f.reserved == (1 << 10) * (f.stack + f.guard) + 3 * f.thread_stack);
+    CHECK(f.mappings == 1 + 2 * (1 << 10) + 2 * 3);
+}
+
+TEST_CASE("the system's limits refuse a thread per node past vm.max_map_count, not fibers") {
+    os_limits lim;
+    lim.max_map_count = 1000;
+    lim.maps_in_use = 100;
+    config c;
+    c.dim = 9; // 1024 mappings
+    c.executor = executor_kind::threads;
+    CHECK(os_limit_problems(c, lim).find("vm.max_map_count is 1000") != std::string::npos);
+    CHECK(largest_dim_within(config{}, executor_kind::threads, lim) == 8);
+    c.executor = executor_kind::fibers;
+    CHECK(os_limit_problems(c, lim) == "");
+    CHECK(largest_dim_within(config{}, executor_kind::fibers, lim) ==
+          max_dim_of(executor_kind::fibers));
+}
+
+TEST_CASE("executor_policies: names, limits and what the program offers") {
+    for (const executor_policy& e : executor_policies) {
+        CHECK(parse_executor(e.name) == e.kind);
+        CHECK(to_string(e.kind) == e.name);
+        CHECK(max_dim_of(e.kind) == e.dim_limit);
+        CHECK(e.dim_limit <= max_dim);
+    }
+    CHECK(max_dim_of(executor_kind::automatic) == max_dim_of(executor_kind::threads));
+    CHECK(widest_executor().dim_limit == max_dim);
+    CHECK_FALSE(parse_executor("automatic"));
+    CHECK_FALSE(parse_executor("Threads"));
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <hcube/machine.hpp>
+#include <hcube/system.hpp>
 
 #include "sanitizers.hpp"
 #include "test_support.hpp"
@@ -373,7 +374,7 @@ TEST_CASE("link_capacity above the maximum is refused with the value and the max
 
 TEST_CASE("a machine the system's limits cannot take is refused before any thread starts") {
     // The limits of a 2-core machine (Linux defaults), at d = 15.
-    detail::os_limits lim;
+    os_limits lim;
     lim.max_map_count = 65530;
     lim.maps_in_use = 60;
     lim.pid_max = 32768;
@@ -387,26 +388,26 @@ TEST_CASE("a machine the system's limits cannot take is refused before any threa
         c.executor = executor_kind::threads;
         return c;
     };
-    CHECK(detail::os_limit_problems(threads(15), lim) ==
+    CHECK(os_limit_problems(threads(15), lim) ==
           "machine: cannot start a 15-cube here: 2^15 node threads need about 65536 memory "
           "mappings (a stack and its guard page each) besides the 60 in use, and "
           "vm.max_map_count is 65530 (raise it: sysctl -w vm.max_map_count=262144); 2^15 node "
           "threads need 32768 thread ids besides the 400 tasks running, and kernel.pid_max is "
           "32768 (raise it: sysctl -w kernel.pid_max=131072); or use a smaller dimension");
-    CHECK(detail::os_limit_problems(threads(14), lim).empty());
+    CHECK(os_limit_problems(threads(14), lim).empty());
     lim.nproc = 10000;
     lim.own_threads = 3;
-    CHECK(detail::os_limit_problems(threads(14), lim) ==
+    CHECK(os_limit_problems(threads(14), lim) ==
           "machine: cannot start a 14-cube here: 2^14 node threads and this process's 3 threads "
           "exceed RLIMIT_NPROC 10000 (raise it: ulimit -u 65536); or use a smaller dimension");
     // Fibers need neither thread ids nor a mapping per stack.
     config fibers = cfg(16);
     fibers.executor = executor_kind::fibers;
-    CHECK(detail::os_limit_problems(fibers, lim).empty());
+    CHECK(os_limit_problems(fibers, lim).empty());
     lim.nproc = -1;
     config big = cfg(12);
     big.link_capacity = max_link_capacity;
-    CHECK(detail::os_limit_problems(big, lim) ==
+    CHECK(os_limit_problems(big, lim) ==
           "machine: cannot start a 12-cube here: with link_capacity 1048576, the 49152 links of "
           "1048576 64-byte slots need 3072.0 GiB, more than the 24.0 GiB of memory (lower "
           "link_capacity); or use a smaller dimension");
@@ -415,20 +416,20 @@ TEST_CASE("a machine the system's limits cannot take is refused before any threa
     lim.address_space = 2.0 * (1 << 30);
     config wide = threads(4);
     wide.link_capacity = max_link_capacity;
-    CHECK(detail::os_limit_problems(wide, lim) ==
+    CHECK(os_limit_problems(wide, lim) ==
           "machine: cannot start a 4-cube here: its links need 4.0 GiB of address space, and the "
           "address-space limit (RLIMIT_AS, ulimit -v) leaves 2.0 GiB (lower link_capacity, or "
           "raise the limit); or use a smaller dimension");
     wide.executor = executor_kind::fibers;
-    CHECK(detail::os_limit_problems(wide, lim) ==
+    CHECK(os_limit_problems(wide, lim) ==
           "machine: cannot start a 4-cube here: its links and fiber stacks need 4.0 GiB of "
           "address space, and the address-space limit (RLIMIT_AS, ulimit -v) leaves 2.0 GiB "
           "(lower link_capacity or stack_bytes, or raise the limit); or use a smaller dimension");
     wide.link_capacity = 16;
-    CHECK(detail::os_limit_problems(wide, lim).empty());
+    CHECK(os_limit_problems(wide, lim).empty());
 
     // This system: refused with the reason, not a failure to start thread 32000.
-    const detail::os_limits here = detail::read_os_limits();
+    const os_limits here = read_os_limits();
     if (here.pid_max >= 0 && here.pid_max < (1 << 15) + here.tasks)
         CHECK_THROWS_WITH_AS(machine(threads(15)), doctest::Contains("kernel.pid_max is"), error);
 }

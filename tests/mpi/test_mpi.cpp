@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/error.hpp>
 #include <hcube/machine.hpp>
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include <hcube/catalog.hpp>
 #include <hcube/cost/personalized.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <catalog_params.hpp>
 

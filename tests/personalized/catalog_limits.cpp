@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include <hcube/catalog.hpp>
-#include <hcube/machine.hpp>
+#include <hcube/driver/catalog.hpp>
+#include <hcube/system.hpp>
 
 #include <catalog_params.hpp>
 
@@ -168,7 +168,7 @@ TEST_CASE("catalog: huge costs pick the same algorithm and are refused as overfl
 }
 
 TEST_CASE("catalog: a run larger than physical memory is refused before allocating") {
-    const double have = detail::read_os_limits().memory;
+    const double have = read_os_limits().memory;
     REQUIRE(have > 0);
     // allgather holds about 2 p^2 m elements: 2 * 256 * 1e11 * 4 bytes.
     const run_params p = params("allgather", "hypercube", 4, 99999999999, 1, 0);

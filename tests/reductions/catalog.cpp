@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 #include <catalog_params.hpp>
 

@@ -16,9 +16,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <hcube/catalog.hpp>
 #include <hcube/collectives/allreduce.hpp>
 #include <hcube/collectives/reduce.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/driver/dispatch.hpp>
 #include <hcube/machine.hpp>
 

@@ -120,7 +120,7 @@ TEST_CASE("Figure 4.13: prefix sums on eight nodes, result and outgoing buffer a
     mach.run([&](node& me) {
         std::vector<range> data{{me.id(), me.id()}};
         join op;
-        detail::scan_state<range> s = detail::make_scan_state(std::span<range>(data), true);
+        detail::scan_state<range> s = detail::make_scan_state(me, std::span<range>(data), true);
         const auto snapshot = [&](std::size_t step) {
             state[step][std::size_t(me.id())] =
                 "[" + terms(s.result[0]) + "] (" + terms(s.msg[0]) + ")";

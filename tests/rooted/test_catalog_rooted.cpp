@@ -7,8 +7,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
-#include <hcube/catalog.hpp>
 #include <hcube/cost/rooted.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
 using namespace hcube;

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 
 namespace hcube::test {
 

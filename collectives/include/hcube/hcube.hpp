@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hcube/machine.hpp>
+#include <hcube/system.hpp>
 #include <hcube/topology.hpp>
 
 #include <hcube/collectives/allgather.hpp>

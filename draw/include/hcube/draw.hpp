@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/error.hpp>
 #include <hcube/report.hpp>
 

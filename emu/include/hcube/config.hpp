@@ -51,7 +51,6 @@ struct port_policy {
     constexpr int send_ports(int dim) const noexcept {
         return port_per_link ? std::max(dim, 1) : 1;
     }
-    constexpr int recv_ports(int dim) const noexcept { return send_ports(dim); }
     // The send (and receive) port that link k uses.
     constexpr std::size_t port_of(int k) const noexcept {
         return port_per_link ? std::size_t(k) : 0;
@@ -89,11 +88,73 @@ enum class executor_kind {
     fibers,    // every node a user-level context with its own stack, on config::workers threads
 };
 
-std::string_view to_string(executor_kind e) noexcept;
+// Everything the runtime, the program and the tests ask of an executor, in
+// one place: a new executor is an enumerator and a row of executor_policies
+// (docs/extending.md); its footprint is hcube/system.hpp's footprint_of.
+struct executor_policy {
+    executor_kind kind;
+    // In reports, messages, HCUBE_EXECUTOR and `hcube run --executor`.
+    std::string_view name;
+    // What a node is, for help and reports: "every node its own OS thread".
+    std::string_view about;
+    int dim_limit; // the largest dimension it runs
+    // Each node is an OS thread with the system's stack, so the system's
+    // thread limits apply; otherwise nodes are fibers on config::workers
+    // threads with config::stack_bytes stacks (--workers, --stack-bytes).
+    bool thread_per_node;
+};
+
+// The resolved executors, the default first.
+inline constexpr executor_policy executor_policies[] = {
+    {executor_kind::threads, "threads", "every node its own OS thread", 16, true},
+    {executor_kind::fibers, "fibers",
+     "user-level contexts on a few worker threads: many nodes, fast", max_dim, false},
+};
+
+// The row of `table` (of kinds, the default first) whose `key` is k; the
+// default row for any other k (automatic).
+template <class Row, std::size_t N, class K>
+constexpr const Row& policy_row(const Row (&table)[N], K Row::*key, K k) noexcept {
+    for (const Row& r : table)
+        if (r.*key == k) return r;
+    return table[0];
+}
+
+// The `key` of the row of `table` named s; nullopt for any other name.
+template <class Row, std::size_t N, class K>
+constexpr std::optional<K> policy_named(const Row (&table)[N], K Row::*key,
+                                        std::string_view s) noexcept {
+    for (const Row& r : table)
+        if (s == r.name) return r.*key;
+    return std::nullopt;
+}
+
+// The row of e; automatic counts as the default (threads).
+constexpr const executor_policy& executor_policy_of(executor_kind e) noexcept {
+    return policy_row(executor_policies, &executor_policy::kind, e);
+}
+
+// "threads", "fibers", or "automatic".
+constexpr std::string_view to_string(executor_kind e) noexcept {
+    return e == executor_kind::automatic ? "automatic" : executor_policy_of(e).name;
+}
+
+// The executor named s; nullopt for any other name ("automatic" included).
+constexpr std::optional<executor_kind> parse_executor(std::string_view s) noexcept {
+    return policy_named(executor_policies, &executor_policy::kind, s);
+}
 
 // Largest dimension with executor e (resolved: automatic counts as threads).
 constexpr int max_dim_of(executor_kind e) noexcept {
-    return e == executor_kind::fibers ? max_dim : 16;
+    return executor_policy_of(e).dim_limit;
+}
+
+// The executor that goes furthest (to max_dim), for "fibers go to 18".
+constexpr const executor_policy& widest_executor() noexcept {
+    const executor_policy* w = &executor_policies[0];
+    for (const executor_policy& p : executor_policies)
+        if (p.dim_limit > w->dim_limit) w = &p;
+    return *w;
 }
 
 // Default config::stack_bytes: a fiber's stack. Address space only: a node's
@@ -124,11 +185,38 @@ enum class link_impl {
     boost_spsc, // boost::lockfree::spsc_queue
 };
 
+// What the runtime, the program and the tests ask of a link implementation:
+// a new one is an enumerator, a row here and its type in emu/src/links/
+// (docs/extending.md).
+struct link_policy {
+    link_impl impl;
+    // In reports, HCUBE_LINKS and `hcube run --links`.
+    std::string_view name;
+    // For help: "hcube's own, the default".
+    std::string_view about;
+};
+
+// The resolved implementations, the default first.
+inline constexpr link_policy link_policies[] = {
+    {link_impl::ring, "ring", "hcube's own, the default"},
+    {link_impl::boost_spsc, "boost", "Boost.Lockfree's spsc_queue"},
+};
+
+// The row of l; automatic counts as the default (ring).
+constexpr const link_policy& link_policy_of(link_impl l) noexcept {
+    return policy_row(link_policies, &link_policy::impl, l);
+}
+
 // "automatic", "ring", "boost": the names HCUBE_LINKS and `hcube run --links`
 // take (and report).
-std::string_view to_string(link_impl l) noexcept;
+constexpr std::string_view to_string(link_impl l) noexcept {
+    return l == link_impl::automatic ? "automatic" : link_policy_of(l).name;
+}
+
 // The implementation named "ring" or "boost"; nullopt for any other name.
-std::optional<link_impl> parse_link_impl(std::string_view name) noexcept;
+constexpr std::optional<link_impl> parse_link_impl(std::string_view name) noexcept {
+    return policy_named(link_policies, &link_policy::impl, name);
+}
 
 // Cost of one message of m words: t_s + t_w * m (Grama et al. chapter 4 intro).
 struct cost_model {

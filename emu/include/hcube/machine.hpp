@@ -12,44 +12,11 @@
 
 namespace hcube {
 
-namespace detail {
-
-// What the system allows a machine's node threads and links, read (from /proc,
-// getrlimit and sysconf) before any of them is created. -1: no such limit.
-struct os_limits {
-    long long max_map_count = -1; // vm.max_map_count
-    long long maps_in_use = 0;    // this process's memory mappings
-    long long pid_max = -1;       // kernel.pid_max: every thread takes an id
-    long long threads_max = -1;   // kernel.threads-max
-    long long tasks = 0;          // threads on the whole system
-    long long nproc = -1;         // RLIMIT_NPROC, when it applies (not to root)
-    long long own_threads = 1;    // this process's threads
-    double memory = -1;           // physical memory, bytes
-    double address_space = -1;    // what RLIMIT_AS (ulimit -v) leaves this process, bytes
-};
-os_limits read_os_limits();
-
-// Fibers: address space per node (its stack and the guard zone below it),
-// and how many of p stacks get a guard page within lim's vm.max_map_count
-// (each takes two mappings; the others get a red zone: docs/runtime.md).
-std::size_t fiber_stack_stride(std::size_t stack_bytes) noexcept;
-long long fiber_guard_pages(int p, const os_limits& lim) noexcept;
-
-// config::executor with automatic replaced by HCUBE_EXECUTOR's choice (or
-// threads); usage_error when the variable names no executor.
-executor_kind resolve_executor(executor_kind e);
-
-// Why a machine configured as `c` cannot start within `lim` (each limit it
-// exceeds, by how much, and how to raise it), or "" when it fits.
-std::string os_limit_problems(const config& c, const os_limits& lim);
-
-} // namespace detail
-
 class machine {
 public:
     // Throws usage_error for a dimension outside 0..max_dim, a bad cost model or
     // a link_capacity above max_link_capacity, and error when the system's
-    // limits cannot take 2^dim node threads (detail::os_limit_problems).
+    // limits cannot take 2^dim node threads (os_limit_problems, system.hpp).
     explicit machine(config cfg);
     ~machine();
     machine(const machine&) = delete;

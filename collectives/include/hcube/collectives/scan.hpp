@@ -9,6 +9,7 @@
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
 #include <hcube/collectives/reduce_scatter.hpp>
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/cost/all_to_all.hpp>
 #include <hcube/node.hpp>
 
@@ -27,11 +28,12 @@ inline constexpr algorithm_record exscan_records[] = {
 namespace detail {
 
 // The state of Alg. 4.9 on one node: `result` (the source's square brackets) and
-// `msg` (its parentheses, the outgoing buffer).
+// `msg` (its parentheses, the outgoing buffer: a working buffer, which hcube
+// draw shows beside the result as Figure 4.13 does).
 template <wire_type T>
 struct scan_state {
     std::span<T> result;
-    std::vector<T> msg;
+    scratch<T> msg;
     std::vector<T> in;
     bool has_result; // false until an exclusive scan receives its first lower partial
 };
@@ -55,14 +57,15 @@ void scan_step(node& me, int i, scan_state<T>& s, Op& op) {
 }
 
 template <wire_type T>
-scan_state<T> make_scan_state(std::span<T> data, bool inclusive) {
-    return {data, std::vector<T>(data.begin(), data.end()), std::vector<T>(data.size()), inclusive};
+scan_state<T> make_scan_state(const node& me, std::span<T> data, bool inclusive) {
+    return {data, scratch_of<T>(me, data.begin(), data.end()), std::vector<T>(data.size()),
+            inclusive};
 }
 
 // Alg. 4.9: (t_s + t_w m) log p.
 template <wire_type T, class Op>
 void hypercube_scan(node& me, std::span<T> data, Op& op, bool inclusive) {
-    scan_state<T> s = make_scan_state(data, inclusive);
+    scan_state<T> s = make_scan_state(me, data, inclusive);
     for (int i = 0; i < me.dim(); ++i)
         scan_step(me, i, s, op);
 }

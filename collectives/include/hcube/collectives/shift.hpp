@@ -42,6 +42,7 @@
 
 #include <hcube/collectives/ranges.hpp>
 #include <hcube/collectives/record.hpp>
+#include <hcube/collectives/scratch.hpp>
 #include <hcube/cost/personalized.hpp>
 #include <hcube/error.hpp>
 #include <hcube/node.hpp>
@@ -94,7 +95,7 @@ inline int link_between(node_id a, node_id b) {
 
 // One step of a Gray-code phase: pass the held packet on, take the next one.
 template <wire_type T>
-void shift_hop(node& me, int send_dim, int recv_dim, std::vector<T>& held, std::vector<T>& spare) {
+void shift_hop(node& me, int send_dim, int recv_dim, scratch<T>& held, scratch<T>& spare) {
     me.send(send_dim, held);
     me.recv(recv_dim, spare);
     std::swap(held, spare);
@@ -111,30 +112,32 @@ void shift_hop(node& me, int send_dim, int recv_dim, std::vector<T>& held, std::
 //   step 1 (dim 1):   000->010  010->000  110->100  100->110
 //   step 2 (dim e):   010->110  000->100  100->000  110->010
 template <wire_type T>
-void shift_gray_phase(node& me, long long offset, std::vector<T>& held, std::vector<T>& spare) {
+void shift_gray_phase(node& me, long long offset, scratch<T>& held, scratch<T>& spare) {
     const int d = me.dim();
     const auto x = node_id(me.id());
     const long long pos = gray_inverse(x);
     const auto at = [&](long long r) { return shift_ring_node(d, r, true); };
     if (offset == 1 || offset == -1)
-        return shift_hop(me, link_between(x, at(pos + offset)), link_between(x, at(pos - offset)),
-                         held, spare);
+        return shift_hop<T>(me, link_between(x, at(pos + offset)),
+                            link_between(x, at(pos - offset)), held, spare);
     const int pivot = std::countr_zero(std::uint64_t(offset < 0 ? -offset : offset)) - 1;
     const node_id across = node_id(1) << pivot;
-    shift_hop(me, pivot, pivot, held, spare);
+    shift_hop<T>(me, pivot, pivot, held, spare);
     // Now held is the packet of node x ^ across; ours is held by the pivot
     // partner of its source.
     const node_id held_dest = at(gray_inverse(x ^ across) + offset);
     const node_id feeder = at(pos - offset) ^ across;
-    shift_hop(me, link_between(x, held_dest), link_between(x, feeder), held, spare);
+    shift_hop<T>(me, link_between(x, held_dest), link_between(x, feeder), held, spare);
 }
 
 template <wire_type T>
 void shift_gray(node& me, std::span<const T> in, std::span<T> out, long long q,
                 bool bidirectional) {
-    std::vector<T> held(in.begin(), in.end()), spare(in.size());
+    // Working buffers (scratch.hpp): hcube draw shows the packet each node
+    // holds between phases.
+    scratch<T> held = scratch_of<T>(me, in.begin(), in.end()), spare = scratch_of<T>(me, in.size());
     for (long long offset : cost::shift_phases(me.dim(), q, bidirectional))
-        shift_gray_phase(me, offset, held, spare);
+        shift_gray_phase<T>(me, offset, held, spare);
     std::copy(held.begin(), held.end(), out.begin());
 }
 

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
 #include <hcube/config.hpp>
+#include <hcube/driver/catalog.hpp>
 
 namespace hcube::calibration {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/driver/microbench.hpp>
 
 namespace hcube::microbench {

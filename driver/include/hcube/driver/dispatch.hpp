@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include <hcube/catalog.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
 namespace hcube::detail {

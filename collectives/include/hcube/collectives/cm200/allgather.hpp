@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,9 +61,6 @@ inline constexpr algorithm_record allgather_records[] = {
 
 constexpr std::string_view to_string(allgather_algo a) noexcept {
     return name_of(allgather_records, int(a));
-}
-constexpr std::optional<allgather_algo> parse_allgather_algo(std::string_view s) noexcept {
-    return parse_name<allgather_algo>(allgather_records, s);
 }
 
 namespace detail {

@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -66,10 +65,6 @@ inline constexpr algorithm_record reduce_scatter_records[] = {
 
 constexpr std::string_view to_string(reduce_scatter_algo a) noexcept {
     return name_of(reduce_scatter_records, int(a));
-}
-constexpr std::optional<reduce_scatter_algo>
-parse_reduce_scatter_algo(std::string_view s) noexcept {
-    return parse_name<reduce_scatter_algo>(reduce_scatter_records, s);
 }
 
 namespace detail {

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace hcube::cli {
+namespace hcube {
 
 struct plot_curve {
     std::string label;
@@ -16,4 +16,4 @@ struct plot_curve {
 std::string log_log_svg(const std::string& title, const std::string& x_label,
                         const std::string& y_label, const std::vector<plot_curve>& curves);
 
-} // namespace hcube::cli
+} // namespace hcube

@@ -1,4 +1,4 @@
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 
 #include <algorithm>
 #include <cstdlib>

@@ -9,9 +9,9 @@
 // --quick: N <= 2^8, M <= 2^12 (under a minute); default M <= 2^16 (a few
 // minutes). Wall time is the median of R runs (default 1); step counts are
 // deterministic.
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/cost/aspc.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/machine.hpp>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "plot.hpp"
+#include <hcube/plot.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -6,16 +6,11 @@
 
 #include <fmt/format.h>
 
-namespace hcube::cli {
+#include "svg.hpp"
+
+namespace hcube {
 
 namespace {
-
-std::string xml(const std::string& s) {
-    std::string out;
-    for (const char c : s)
-        out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-    return out;
-}
 
 // 1, 2, ..., 512, 1K, ..., 1M: a power of two of bytes.
 std::string bytes_label(double b) {
@@ -49,7 +44,8 @@ std::string log_log_svg(const std::string& title, const std::string& x_label,
         R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="sans-serif" font-size="12">)"
         "\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
         left + width + legend, top + height + 60);
-    s += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"14\">{}</text>\n", left, xml(title));
+    s += fmt::format("<text x=\"{}\" y=\"22\" font-size=\"14\">{}</text>\n", left,
+                     draw_detail::xml(title));
     s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="none" stroke="#333"/>)"
                      "\n",
                      left, top, width, height);
@@ -69,10 +65,10 @@ std::string log_log_svg(const std::string& title, const std::string& x_label,
                          left, y, left + width, left - 6, y + 4, std::pow(10.0, e));
     }
     s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + width / 2,
-                     top + height + 40, xml(x_label));
+                     top + height + 40, draw_detail::xml(x_label));
     s += fmt::format("<text transform=\"translate(20 {}) rotate(-90)\" "
                      "text-anchor=\"middle\">{}</text>\n",
-                     top + height / 2, xml(y_label));
+                     top + height / 2, draw_detail::xml(y_label));
     // Colour-blind safe (Okabe-Ito), then repeating.
     constexpr const char* colours[] = {"#0072b2", "#d55e00", "#009e73", "#cc79a7",
                                        "#e69f00", "#56b4e9", "#000000", "#f0e442"};
@@ -93,9 +89,9 @@ std::string log_log_svg(const std::string& title, const std::string& x_label,
             R"(<text x="{4}" y="{5}">{6}</text>)"
             "\n",
             left + width + 15, ly, left + width + 40, colour, left + width + 46, ly + 4,
-            xml(curves[i].label));
+            draw_detail::xml(curves[i].label));
     }
     return s + "</svg>\n";
 }
 
-} // namespace hcube::cli
+} // namespace hcube

@@ -11,9 +11,9 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <hcube/catalog.hpp>
-#include <hcube/cli/args.hpp>
+#include <hcube/args.hpp>
 #include <hcube/draw.hpp>
+#include <hcube/driver/catalog.hpp>
 #include <hcube/error.hpp>
 
 #include "commands.hpp"
@@ -101,7 +101,8 @@ action add_draw(CLI::App& hcube) {
         app, "--svg-dir", [c](const std::string& v) { c->svg_dir = v; },
         "also one SVG per step, DIR/step-K.svg");
     add_catalog_options(app, builtin_catalog(), p);
-    app.footer("--words defaults to 1, and for d-cycles to d (a word on each of the d cycles). "
+    app.footer("--words defaults to 1, for d-cycles to d (a word on each of the d cycles), and "
+               "for descend to N = 2^d (one element a node). "
                "A drawing whose memory estimate exceeds this computer's physical memory (or its "
                "address-space limit) is refused.\nA run that deadlocks draws the wait-for graph "
                "of the deadlock report instead (exit status 1).");
@@ -111,6 +112,9 @@ action add_draw(CLI::App& hcube) {
         // words by default, so that the picture uses them all.
         if (c->params.algo == "d-cycles" && app.count("--words") == 0)
             c->params.words = std::size_t(std::max(1, c->params.dim));
+        // descend spreads M >= N elements over the nodes: M = N, as hcube run.
+        if (c->params.op == "descend" && app.count("--words") == 0)
+            c->params.words = std::size_t(1) << c->params.dim;
         return draw(*c);
     };
 }
