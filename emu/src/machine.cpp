@@ -396,8 +396,11 @@ std::vector<undelivered> drain(machine_state& m) {
             for (int k = 0; k < d; ++k) {
                 if (!m.links.has(std::size_t(i) * d + k)) continue; // another rank's
                 L& l = m.out_link<L>(i, k);
+                // The counts, not empty(), which would read the slot after the
+                // last message: slots no message used stay untouched.
+                if (l.pushed() == 0) continue;
                 undelivered u{i, i ^ (1 << k), k};
-                while (!l.empty()) {
+                while (l.consumed() < l.pushed()) {
                     const descriptor& desc = l.front();
                     u.messages += 1;
                     u.bytes += desc.bytes;
