@@ -754,9 +754,10 @@ run_report machine::run(const std::function<void(node&)>& program) {
             r.links[std::size_t(i) * m.cfg.dim + k] = s.ends[k].sent;
     }
     // The router's share: over MPI rank 0's router counted every link's.
-    for (std::size_t l = 0; l < r.links.size(); ++l) {
-        r.links[l].messages += m.routes.traffic()[l].messages;
-        r.links[l].bytes += m.routes.traffic()[l].bytes;
+    const std::vector<link_stats>& routed = m.routes.traffic();
+    for (std::size_t l = 0; l < routed.size(); ++l) {
+        r.links[l].messages += routed[l].messages;
+        r.links[l].bytes += routed[l].bytes;
     }
     r.routed_messages = m.routes.messages();
     r.congestion = m.routes.congestion();
