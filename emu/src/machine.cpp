@@ -513,7 +513,12 @@ public:
         bool all_blocked = false;
         waits = blocked_nodes(m_, epochs_, all_blocked);
         const auto now = std::chrono::steady_clock::now();
-        if (!all_blocked || waits.empty() || epochs_ != stable_) {
+        // A node deciding for the parked others (horizon.cpp, last_parked) is
+        // about to wake one: however long it is kept off its core, that is
+        // no deadlock.
+        const bool deciding = !m_.deciding.try_lock();
+        if (!deciding) m_.deciding.unlock();
+        if (deciding || !all_blocked || waits.empty() || epochs_ != stable_) {
             stable_ = all_blocked ? epochs_ : std::vector<std::uint64_t>{};
             since_ = now;
         }
