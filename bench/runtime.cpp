@@ -19,9 +19,12 @@
 //                  at least 10x faster than threads
 //   executors      p = 64 back-to-back one-double allreduce, fibers >= 5x faster
 //                  than threads; empty run() at d = 2 under each within 2x of a
-//                  barrier among 4 spinning threads; d = 16 with fibers: start,
-//                  one-word allreduce, stop in a child process, its max RSS
-//                  < 2 GiB; all-link exchange bandwidth with fibers >= 80% of memcpy
+//                  barrier among 4 spinning threads; all-link exchange bandwidth
+//                  with fibers >= 80% of memcpy
+//   big cube       d = 12..18 (20 with --huge) with fibers, a process that starts,
+//                  runs a one-word allreduce and stops: within 3 us per node-step,
+//                  beside a process that touches a fresh page per node; max RSS
+//                  < 3 GiB at d = 18, 12 GiB at d = 20, within 25% of memory_estimate
 //   run overhead   empty run() for d = 0..12 vs one wake-up of every thread (<= 2x)
 //   routed         a routed message after 10^6 others vs the first 10^3 (<= 3x)
 //   master-worker  d = 10, a task's wall time with recv_any (choosing by virtual
@@ -35,6 +38,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -50,6 +54,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -61,6 +66,7 @@
 #include <hcube/collectives/allreduce.hpp>
 #include <hcube/driver/microbench.hpp>
 #include <hcube/machine.hpp>
+#include <hcube/system.hpp>
 
 namespace {
 
@@ -515,41 +521,60 @@ private:
     std::vector<double> us_;
 };
 
-// d = 16 with fibers in a child process: start, a one-word allreduce, stop.
-// Returns {wall seconds, max RSS in MiB} (the child's own high-water mark).
-std::pair<double, double> big_cube_fibers(int d) {
-    int pipe_fd[2];
-    if (pipe(pipe_fd) != 0) return {no_value, no_value};
+// What a child process took, from fork to exit: wall seconds and its max RSS
+// in MiB; no_value both if it failed.
+struct child_cost {
+    double seconds = no_value, rss_mib = no_value;
+};
+
+// Runs `work` in a child process (its exit status: 0 when it went right).
+template <class Work>
+child_cost in_child(Work work) {
+    const auto t0 = clock_type::now();
     const pid_t child = fork();
-    if (child == 0) {
-        close(pipe_fd[0]);
-        const auto t0 = clock_type::now();
-        {
-            hcube::machine m(on(hcube::executor_kind::fibers, d));
-            m.run([](hcube::node& me) {
-                std::int64_t x = me.id();
-                hcube::allreduce(me, std::span(&x, 1), std::plus<>{});
-                if (x != (std::int64_t(me.size()) * (me.size() - 1)) / 2) std::_Exit(3);
-            });
-        }
-        const double s = seconds_since(t0);
-        const ssize_t n = write(pipe_fd[1], &s, sizeof s);
-        std::_Exit(n == sizeof s ? 0 : 4);
-    }
-    close(pipe_fd[1]);
-    double s = no_value;
-    if (read(pipe_fd[0], &s, sizeof s) != sizeof s) s = no_value;
-    close(pipe_fd[0]);
+    if (child == 0) std::_Exit(work());
     int status = 0;
     rusage u{};
-    wait4(child, &status, 0, &u);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {no_value, no_value};
-    return {s, double(u.ru_maxrss) / 1024.0};
+    if (child < 0 || wait4(child, &status, 0, &u) != child || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return {};
+    return {seconds_since(t0), double(u.ru_maxrss) / 1024.0};
+}
+
+// A d-cube with fibers as a user's process runs it: start, a one-word
+// allreduce (checked), stop, exit.
+child_cost big_cube_fibers(int d) {
+    return in_child([d] {
+        hcube::machine m(on(hcube::executor_kind::fibers, d));
+        int wrong = 0;
+        m.run([&wrong](hcube::node& me) {
+            std::int64_t x = me.id();
+            hcube::allreduce(me, std::span(&x, 1), std::plus<>{});
+            if (x != (std::int64_t(me.size()) * (me.size() - 1)) / 2) wrong = 1;
+        });
+        return wrong;
+    });
+}
+
+// The floor under it: a fresh page of memory per node, first touched (a
+// fiber's stack takes at least one), in a process of its own.
+child_cost fresh_pages(int d) {
+    return in_child([d] {
+        const std::size_t pages = std::size_t(1) << d, page = std::size_t(sysconf(_SC_PAGESIZE));
+        void* at = mmap(nullptr, pages * page, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (at == MAP_FAILED) return 1;
+        madvise(at, pages * page, MADV_NOHUGEPAGE);
+        for (std::size_t i = 0; i < pages; ++i)
+            static_cast<volatile char*>(at)[i * page] = 1;
+        return 0;
+    });
 }
 
 // What every group of rows is measured with.
 struct settings {
     bool quick;
+    bool huge; // big-cube up to d = 20
     int cores; // hardware threads
     int iters; // round trips per ping-pong sample
 };
@@ -678,11 +703,35 @@ void empty_run_rows(report& out, const settings& s) {
     }
 }
 
-void big_cube_rows(report& out, const settings&) {
-    const int big_dim = 16;
-    const auto [seconds, rss_mib] = big_cube_fibers(big_dim);
-    out.add({"start+allreduce+stop, fibers", big_dim, seconds, "s", no_value, true});
-    out.add({"max RSS of that", big_dim, rss_mib, "MiB", 2048, true});
+// Cold runs of large cubes, each beside the fresh-page floor of as many
+// nodes, taken in turns. The limits: 3 us per node-step (d p of them) for
+// the whole process, and 3 GiB at d = 18 (d = 20, 12 GiB, with --huge).
+void big_cube_rows(report& out, const settings& s) {
+    const int reps = s.quick ? 3 : 5;
+    for (const int d :
+         s.huge ? std::vector<int>{12, 14, 16, 18, 20} : std::vector<int>{12, 14, 16, 18}) {
+        std::vector<double> seconds, rss, floor;
+        for (int r = 0; r < reps; ++r) {
+            floor.push_back(fresh_pages(d).seconds);
+            const child_cost c = big_cube_fibers(d);
+            seconds.push_back(c.seconds);
+            rss.push_back(c.rss_mib);
+        }
+        const double node_steps = double(d) * double(1 << d);
+        const std::string runs = " (median of " + std::to_string(reps) + ")";
+        out.add({"a fresh page per node, touched" + runs, d, median(floor), "s", no_value, true});
+        out.add({"fibers: start, allreduce, stop, exit" + runs, d, median(seconds), "s",
+                 3e-6 * node_steps, true});
+        out.add({"per node-step", d, median(seconds) / node_steps * 1e6, "us", 3, true});
+        const double rss_limit = d == 18 ? 3072 : d == 20 ? 12288 : no_value;
+        out.add({"max RSS of that", d, median(rss), "MiB", rss_limit, true});
+        const double estimate =
+            double(hcube::memory_estimate(on(hcube::executor_kind::fibers, d)).total()) /
+            double(1 << 20);
+        out.add({"memory_estimate (hcube info)", d, estimate, "MiB", no_value, true});
+        out.add({"max RSS off the estimate by", d, std::abs(median(rss) / estimate - 1) * 100, "%",
+                 25, true});
+    }
 }
 
 // run() overhead on a warm machine.
@@ -755,13 +804,14 @@ const std::vector<std::pair<std::string, void (*)(report&, const settings&)>> gr
 } // namespace
 
 int main(int argc, char** argv) {
-    bool quick = false;
+    bool quick = false, huge = false;
     std::string csv_path;
     CLI::App app{"Runtime microbenchmarks: every figure next to its limit, every limit computed "
                  "from a baseline measured in the same run (threads with the ring and with "
                  "boost's spsc_queue, fibers).",
                  "bench-runtime"};
     app.add_flag("--quick", quick, "shorter measurements (fewer iterations and repetitions)");
+    app.add_flag("--huge", huge, "big-cube up to d = 20 (1,048,576 nodes, about 10 GiB)");
     app.add_option("--csv", csv_path, "CSV to FILE, a readable table on stdout");
     std::vector<std::string> names, only;
     for (const auto& g : groups)
@@ -777,7 +827,7 @@ int main(int argc, char** argv) {
         },
         "measure only these groups of rows (comma-separated)");
     hcube::cli::parse_or_exit(app, argc, argv);
-    const settings s{quick, int(std::max(1u, std::thread::hardware_concurrency())),
+    const settings s{quick, huge, int(std::max(1u, std::thread::hardware_concurrency())),
                      quick ? 2000 : 20000};
     report out;
     for (const auto& [name, rows] : groups)

@@ -43,11 +43,11 @@ struct executor_facts {
 // executor costs.
 struct machine_facts {
     int dim;
-    std::uint64_t nodes, links, capacity, link_bytes, node_bytes;
+    std::uint64_t nodes, links, capacity;
+    machine_memory memory;                 // under the default executor
     std::vector<executor_facts> executors; // in executor_policies' order
     executor_kind chosen; // what hcube run uses without --executor (HCUBE_EXECUTOR)
     long long maps_in_use, max_map_count;
-    std::uint64_t memory() const { return link_bytes + node_bytes; }
     const executor_facts& of(executor_kind e) const {
         return *std::ranges::find(executors, e, &executor_facts::kind);
     }
@@ -66,22 +66,21 @@ executor_facts executor_cost(executor_kind kind, int d, const os_limits& lim) {
 }
 
 machine_facts facts(int d) {
-    const std::uint64_t p = std::uint64_t{1} << d;
-    const std::uint64_t links = p * std::uint64_t(d);
-    const config c;
+    config c;
+    c.dim = d;
+    c.executor = resolve_executor(executor_kind::automatic);
     const os_limits lim = read_os_limits();
     std::vector<executor_facts> executors;
     for (const executor_policy& e : executor_policies)
         executors.push_back(executor_cost(e.kind, d, lim));
+    const machine_memory memory = memory_estimate(c);
     return {d,
-            p,
-            links,
+            memory.nodes,
+            memory.links,
             c.link_capacity,
-            std::uint64_t(double(links) *
-                          (double(c.link_capacity) * link_descriptor_bytes + link_index_bytes)),
-            std::uint64_t(double(p) * node_resident_bytes),
+            memory,
             std::move(executors),
-            resolve_executor(executor_kind::automatic),
+            c.executor,
             lim.maps_in_use,
             lim.max_map_count};
 }
@@ -131,7 +130,8 @@ void print_threads(const machine_facts& f, const executor_facts& e) {
                     human_bytes(t.reserved), f.nodes, human_bytes(t.stack), human_bytes(t.guard)));
     row("", fmt::format("touched  about {} = {} x {} (the stack pages in use and the node's "
                         "state), plus the kernel's stack and task of every thread (outside RSS)",
-                        human_bytes(t.touched), f.nodes, human_bytes(node_touched_bytes)));
+                        human_bytes(t.touched), f.nodes,
+                        human_bytes(executor_policy_of(e.kind).touched_per_node)));
     const bool fit = f.max_map_count < 0 ||
                      std::uint64_t(f.maps_in_use) + t.mappings <= std::uint64_t(f.max_map_count);
     row("", fmt::format("mappings {} (a stack and its guard page per thread) + {} in use, "
@@ -153,7 +153,8 @@ void print_fibers(const machine_facts& f, const executor_facts& e) {
                     b.workers, b.workers == 1 ? "" : "s", human_bytes(b.thread_stack)));
     row("", fmt::format("touched  about {} = {} x {} (the stack pages in use and the node's "
                         "state)",
-                        human_bytes(b.touched), f.nodes, human_bytes(node_touched_bytes)));
+                        human_bytes(b.touched), f.nodes,
+                        human_bytes(executor_policy_of(e.kind).touched_per_node)));
     if (b.guarded == f.nodes)
         row("", fmt::format("guards   a guard page under every stack ({} mappings in all)",
                             b.mappings));
@@ -199,13 +200,15 @@ void print_text(const machine_facts& f, const std::vector<gray_row>& rows) {
                fmt::join(largest, ", "), max_dim);
     fmt::print("link capacity      {} messages (default)\n", f.capacity);
     fmt::print("diameter           {} links\n", f.dim);
-    fmt::print("memory (bound)     {}  (what a run is checked against; the nodes typically "
-               "touch less, below)\n",
-               human_bytes(f.memory()));
-    fmt::print("  links            {} x ({} x {} B descriptors + {} B indices) = {}\n", f.links,
-               f.capacity, link_descriptor_bytes, link_index_bytes, human_bytes(f.link_bytes));
-    fmt::print("  nodes            {} x {} (thread stack and state, a safe bound) = {}\n", f.nodes,
-               human_bytes(std::uint64_t(node_resident_bytes)), human_bytes(f.node_bytes));
+    const machine_memory& mem = f.memory;
+    fmt::print("memory (estimate)  {}  (what a run is checked against, with its data)\n",
+               human_bytes(mem.total()));
+    fmt::print("  links            {} x {} B (a line and one slot; a slot more per further "
+               "message waiting) = {}\n",
+               mem.links, link_touched_bytes, human_bytes(mem.link_bytes));
+    fmt::print("  nodes            {} x {} (with {}: state and stack pages in use) = {}\n",
+               mem.nodes, human_bytes(mem.per_node), to_string(f.chosen),
+               human_bytes(mem.node_bytes));
     print_executors(f);
     fmt::print("\nbinary-reflected Gray code G(i) = i XOR (i >> 1) (Mathur & Johnsson Table 1, "
                "Grama et al. "
@@ -254,11 +257,12 @@ json info_json(const machine_facts& f, const std::vector<gray_row>& rows) {
             {"can_start", f.by_default().refusal.empty()},
             {"largest_dim_here", f.by_default().largest_dim},
             {"memory_estimate",
-             {{"bytes", f.memory()},
-              {"link_bytes", f.link_bytes},
-              {"node_bytes", f.node_bytes},
-              {"note", fmt::format("estimate: per link capacity x {} B + {} B, per node {} B",
-                                   link_descriptor_bytes, link_index_bytes, node_resident_bytes)}}},
+             {{"bytes", f.memory.total()},
+              {"link_bytes", f.memory.link_bytes},
+              {"node_bytes", f.memory.node_bytes},
+              {"note", fmt::format("estimate: per link {} B (a line and one slot), per node {} B "
+                                   "({})",
+                                   link_touched_bytes, f.memory.per_node, to_string(f.chosen))}}},
             {"executors", executors},
             {"gray_code", {{"total_rows", f.nodes}, {"rows", gray}}}};
 }

@@ -77,6 +77,8 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"virtual_time", json_number(r.virtual_time)},
         {"formula_time", json_number(o.formula_time)},
         {"wall_seconds", json_number(r.wall_seconds)},
+        {"messages_per_second", json_number(r.messages_per_second())},
+        {"virtual_time_per_second", json_number(r.virtual_time_per_second())},
         {"messages", r.messages},
         {"bytes", r.bytes},
         {"max_link_bytes", r.max_link_bytes()},
@@ -150,6 +152,9 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     row("steps", fmt::format("{}", r.steps));
     row("wall time", fmt::format("{} s (the emulation's; link implementation {})",
                                  number(r.wall_seconds, 3), to_string(r.link_implementation)));
+    row("speed", fmt::format("{} messages/s, {} virtual time/s (wall)",
+                             number(r.messages_per_second(), 4),
+                             number(r.virtual_time_per_second(), 4)));
     row("executor", executor_text(p, o));
     if (o.report.backend == backend_kind::mpi)
         row("backend", fmt::format("mpi, {} ranks of {} nodes each; wall time per rank {} .. {} s",

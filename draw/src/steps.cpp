@@ -30,6 +30,7 @@
 #include <hcube/collectives/scatter.hpp>
 #include <hcube/collectives/scratch.hpp>
 #include <hcube/collectives/shift.hpp>
+#include <hcube/system.hpp>
 
 namespace hcube {
 
@@ -617,7 +618,7 @@ void check_memory_to_draw(const algorithm_entry& e, const run_params& p) {
     unit.cost = {1, 0, 0};
     const double calls = std::max(0.0, e.formula_time(unit)) + 2;
     const double need =
-        d.elements * sizeof(sym) * 2 * calls + machine_bytes(p.dim, p.link_capacity);
+        d.elements * sizeof(sym) * 2 * calls + double(memory_estimate(machine_config(p)).total());
     check_memory(
         fmt::format("drawing {} {} with m = {} on {} nodes", p.op, p.algo, p.words, 1 << p.dim),
         need,

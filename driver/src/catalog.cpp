@@ -223,12 +223,6 @@ std::string buffered_links_need(const algorithm_entry& e, const run_params& p) {
     return e.needs_buffered_links ? e.needs_buffered_links(p) : std::string();
 }
 
-double machine_bytes(int dim, std::size_t capacity) {
-    const double nodes = std::ldexp(1.0, dim), links = nodes * dim;
-    return links * (double(capacity) * link_descriptor_bytes + link_index_bytes) +
-           nodes * node_resident_bytes;
-}
-
 data_estimate estimated_data(const algorithm_entry& e, const run_params& p) {
     const double nodes = std::ldexp(1.0, p.dim), m = double(p.words);
     double elem = double(elem_bytes(p.type));
@@ -254,7 +248,7 @@ data_estimate estimated_data(const algorithm_entry& e, const run_params& p) {
 
 double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what) {
     const data_estimate d = estimated_data(e, p);
-    const double mach = machine_bytes(p.dim, p.link_capacity);
+    const double mach = double(memory_estimate(machine_config(p)).total());
     if (what) {
         std::ostringstream os;
         os << d.counted << " elements of " << d.bytes << " bytes + " << human_bytes(mach)

@@ -9,6 +9,14 @@
 
 namespace hcube {
 
+double run_report::messages_per_second() const {
+    return wall_seconds > 0 ? double(messages) / wall_seconds : 0;
+}
+
+double run_report::virtual_time_per_second() const {
+    return wall_seconds > 0 ? virtual_time / wall_seconds : 0;
+}
+
 std::uint64_t run_report::max_link_bytes() const {
     std::uint64_t m = 0;
     for (const auto& l : links)
@@ -76,6 +84,9 @@ std::string run_report::summary() const {
     os << "virtual time  " << virtual_time << "  (" << steps << " steps on the critical path)\n";
     os << "wall time     " << std::fixed << std::setprecision(6) << wall_seconds << " s\n"
        << std::defaultfloat;
+    os << "speed         " << std::setprecision(4) << messages_per_second() << " messages/s, "
+       << virtual_time_per_second() << " virtual time/s\n"
+       << std::setprecision(6);
     os << "traffic       " << messages << " link message" << (messages == 1 ? "" : "s") << ", "
        << bytes << " bytes";
     if (routed_messages) os << " (" << routed_messages << " routed end to end)";

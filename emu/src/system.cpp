@@ -164,7 +164,7 @@ executor_footprint footprint_of(const config& c, const os_limits& lim) {
     const auto [thread_stack, thread_guard] = default_thread_stack();
     executor_footprint f;
     f.thread_stack = thread_stack + thread_guard;
-    f.touched = p * node_touched_bytes;
+    f.touched = p * executor_policy_of(resolve_executor(c.executor)).touched_per_node;
     if (executor_policy_of(resolve_executor(c.executor)).thread_per_node) {
         f.stack = thread_stack;
         f.guard = thread_guard;
@@ -182,6 +182,16 @@ executor_footprint footprint_of(const config& c, const os_limits& lim) {
     f.reserved = p * stride + std::uint64_t(f.workers) * f.thread_stack;
     f.mappings = 1 + 2 * f.guarded + 2 * std::uint64_t(f.workers);
     return f;
+}
+
+machine_memory memory_estimate(const config& c) {
+    machine_memory m;
+    m.nodes = std::uint64_t{1} << c.dim;
+    m.links = m.nodes * std::uint64_t(c.dim);
+    m.link_bytes = m.links * link_touched_bytes;
+    m.per_node = executor_policy_of(resolve_executor(c.executor)).touched_per_node;
+    m.node_bytes = m.nodes * m.per_node;
+    return m;
 }
 
 int largest_dim_within(config c, executor_kind e, const os_limits& lim) {

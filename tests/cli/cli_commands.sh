@@ -28,10 +28,10 @@ done
 
 usage_error "hcube: unknown command 'rnu' (did you mean run?)" rnu
 usage_error "hcube info: unknown option '--jsn' (did you mean --json?)" info --dim 2 --jsn
-usage_error "hcube info: --dim 'x' is not an integer in 0..18" info --dim x
-# One memory figure is the bound runs are checked against, the others what nodes touch.
+usage_error "hcube info: --dim 'x' is not an integer in 0..20" info --dim x
+# One memory figure is the estimate runs are checked against, the others what nodes touch.
 out=$("$hcube" info --dim 4) || fail "info --dim 4: exit status $?"
-expect_line "$out" '^memory \(bound\) +[0-9.]+ [KMG]i?B +\(what a run is checked against' "info memory bound"
+expect_line "$out" '^memory \(estimate\) +[0-9.]+ [KMG]i?B +\(what a run is checked against' "info memory estimate"
 usage_error "hcube info: --dim needs a value" info --dim
 usage_error "hcube info: --dim given twice" info --dim 2 --dim 3
 usage_error "hcube info: unexpected argument 'extra'" info --dim 2 extra
@@ -126,7 +126,7 @@ out = []
 walk(json.loads(sys.stdin.read(), object_pairs_hook=tuple), "", out)
 print(" ".join(out))'
 }
-run_keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds fingerprint'
+run_keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages_per_second virtual_time_per_second messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds fingerprint'
 info_keys='dim nodes directed_links threads link_capacity diameter can_start largest_dim_here memory_estimate memory_estimate.bytes memory_estimate.link_bytes memory_estimate.node_bytes memory_estimate.note executors executors.threads executors.threads.stack_bytes executors.threads.guard_bytes executors.threads.reserved_bytes executors.threads.touched_bytes executors.threads.mappings executors.threads.can_start executors.threads.largest_dim_here executors.fibers executors.fibers.stack_bytes executors.fibers.guard_bytes executors.fibers.reserved_bytes executors.fibers.touched_bytes executors.fibers.mappings executors.fibers.guarded_stacks executors.fibers.workers executors.fibers.can_start executors.fibers.largest_dim_here gray_code gray_code.total_rows gray_code.rows gray_code.rows.[]i gray_code.rows.[]gray gray_code.rows.[]transition'
 json=$(HCUBE_EXECUTOR= "$hcube" run allreduce --dim 2 --json) || fail "run --json: exit status $?"
 [ "$(keys <<<"$json")" = "$run_keys" ] || fail "run JSON keys: $(keys <<<"$json")"
@@ -136,6 +136,6 @@ json=$("$hcube" run allreduce --dim 2 --json --executor fibers) || fail "run fib
 json=$("$hcube" info --dim 2 --json) || fail "info --json: exit status $?"
 [ "$(keys <<<"$json")" = "$info_keys" ] || fail "info JSON keys: $(keys <<<"$json")"
 # Integral numbers print as integers, as before the JSON library.
-expect_line "$json" '"bytes": 271360, ' "info JSON integer"
+expect_line "$json" '"bytes": 66560, ' "info JSON integer"
 
 finish

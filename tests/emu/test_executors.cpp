@@ -329,6 +329,20 @@ TEST_CASE("fibers: a node that writes into the red zone of an unguarded stack fa
     CHECK_NOTHROW(m.run([](node&) {}));
 }
 
+TEST_CASE("memory_estimate: a line and a slot per link, each executor's touched bytes per node") {
+    config c;
+    c.dim = 16;
+    c.executor = executor_kind::fibers;
+    const machine_memory f = memory_estimate(c);
+    CHECK(f.links == 16 << 16);
+    CHECK(f.link_bytes == (16ull << 16) * 128); // 128 MiB
+    CHECK(f.per_node == 6 << 10);
+    CHECK(f.total() == (16ull << 16) * 128 + (6ull << 10 << 16)); // 512 MiB
+    c.dim = 12;
+    c.executor = executor_kind::threads;
+    CHECK(memory_estimate(c).total() == 49152ull * 128 + (16ull << 10 << 12));
+}
+
 TEST_CASE("footprints: a thread per node takes a stack and a guard page, two mappings each") {
     const os_limits lim;
     config c;
@@ -338,7 +352,7 @@ TEST_CASE("footprints: a thread per node takes a stack and a guard page, two map
     CHECK(t.mappings == 2 << 10);
     CHECK(t.workers == 0);
     CHECK(t.reserved == (1 << 10) * (t.stack + t.guard));
-    CHECK(t.touched == (1 << 10) * node_touched_bytes);
+    CHECK(t.touched == (1 << 10) * (16 << 10));
     c.executor = executor_kind::fibers;
     c.workers = 3;
     c.stack_bytes = 64 << 10;

@@ -312,7 +312,7 @@ TEST_CASE("exchange_all with more transfers than max_dim is refused with the cou
               const std::vector<transfer<int>> ops(
                   std::size_t(max_dim) + 1, transfer<int>{0, std::span(&x, 1), std::span(&x, 1)});
               me.exchange_all(ops);
-          }) == "node 1: exchange_all with 19 transfers; a 2-cube node has 2 links");
+          }) == "node 1: exchange_all with 21 transfers; a 2-cube node has 2 links");
     check_usable(m);
 }
 
@@ -340,13 +340,13 @@ TEST_CASE("machine configuration errors") {
         return c;
     };
     CHECK_THROWS_WITH_AS(machine(on(-1, executor_kind::threads)),
-                         "machine: dimension -1 is outside 0..16 with threads (fibers go to 18)",
+                         "machine: dimension -1 is outside 0..16 with threads (fibers go to 20)",
                          usage_error);
     CHECK_THROWS_WITH_AS(machine(on(17, executor_kind::threads)),
-                         "machine: dimension 17 is outside 0..16 with threads (fibers go to 18)",
+                         "machine: dimension 17 is outside 0..16 with threads (fibers go to 20)",
                          usage_error);
-    CHECK_THROWS_WITH_AS(machine(on(19, executor_kind::fibers)),
-                         "machine: dimension 19 is outside 0..18 with fibers", usage_error);
+    CHECK_THROWS_WITH_AS(machine(on(21, executor_kind::fibers)),
+                         "machine: dimension 21 is outside 0..20 with fibers", usage_error);
     CHECK_THROWS_AS(machine(cfg(1, port_model::single_port, -1, 0)), usage_error);
     machine m(cfg(1));
     CHECK_THROWS_AS(m.set_cost({1, std::numeric_limits<double>::infinity(), 0}), usage_error);

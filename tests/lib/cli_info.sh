@@ -17,12 +17,14 @@ expect_line "$out" '^directed links +24 ' "directed links (p d)"
 expect_line "$out" '^threads +8 ' "threads"
 expect_line "$out" '^diameter +3 ' "diameter"
 expect_line "$out" '^link capacity +16 ' "default link capacity"
-# 24 links x (16 x 64 + 128) B + 8 nodes x 64 KiB = 27 KiB + 512 KiB.
-expect_line "$out" '^memory \(bound\) +539\.0 KiB  \(what a run is checked against' "memory bound"
+# 24 links x 128 B (a line and a slot) + 8 threads x 16 KiB = 3 KiB + 128 KiB.
+expect_line "$out" '^memory \(estimate\) +131\.0 KiB  \(what a run is checked against' "memory estimate"
+expect_line "$out" '^  links +24 x 128 B \(a line and one slot; a slot more per further message waiting\) = 3\.0 KiB$' "links' memory"
+expect_line "$out" '^  nodes +8 x 16\.0 KiB \(with threads: state and stack pages in use\) = 128\.0 KiB$' "nodes' memory"
 
 json=$("$hcube" info --dim 3 --json) || fail "info --dim 3 --json exited with $?"
 expect_line "$json" '"nodes": 8, "directed_links": 24, "threads": 8' "JSON sizes"
-expect_line "$json" '"bytes": 551936' "JSON memory estimate"
+expect_line "$json" '"bytes": 134144' "JSON memory estimate"
 expect_line "$json" '\{"i": 6, "gray": "101", "transition": 0\}' "JSON Gray row 6"
 expect_line "$json" '\{"i": 7, "gray": "100", "transition": 2\}\]' "JSON last Gray row"
 
@@ -41,12 +43,12 @@ json=$("$hcube" info --dim 3 --json) || fail "info --dim 3 --json exited with $?
 threads_json=$(grep -Eo '"threads": \{[^}]*\}' <<<"$json")
 fibers_json=$(grep -Eo '"fibers": \{[^}]*\}' <<<"$json")
 expect_line "$threads_json" "\"stack_bytes\": $stack, \"guard_bytes\": $guard, \"reserved_bytes\": $((8 * (stack + guard))), \"touched_bytes\": $((8 * 16384)), \"mappings\": 16, " "threads' memory"
-expect_line "$fibers_json" "\"stack_bytes\": 262144, \"guard_bytes\": 16384, \"reserved_bytes\": $((8 * 278528 + workers * (stack + guard))), \"touched_bytes\": $((8 * 16384)), \"mappings\": $((1 + 16 + 2 * workers)), \"guarded_stacks\": 8, \"workers\": $workers, \"can_start\": true" "fibers' memory"
+expect_line "$fibers_json" "\"stack_bytes\": 262144, \"guard_bytes\": 16384, \"reserved_bytes\": $((8 * 278528 + workers * (stack + guard))), \"touched_bytes\": $((8 * 6144)), \"mappings\": $((1 + 16 + 2 * workers)), \"guarded_stacks\": 8, \"workers\": $workers, \"can_start\": true" "fibers' memory"
 expect_line "$out" '^  threads +reserved [0-9.]+ MiB = 8 x \([0-9.]+ MiB stack \+ 4\.0 KiB guard page; ulimit -s\)$' "threads reserved (text)"
 expect_line "$out" '^ +touched  about 128\.0 KiB = 8 x 16\.0 KiB \(the stack pages in use and the node.s state\), plus the kernel' "threads touched (text)"
 expect_line "$out" '^ +mappings 16 \(a stack and its guard page per thread\) \+ [0-9]+ in use, vm\.max_map_count [0-9-]+: they fit$' "threads' mappings (text)"
 expect_line "$out" '^  fibers +reserved [0-9.]+ MiB = 8 x \(256\.0 KiB stack \+ 16\.0 KiB guard zone\) in one mapping \+ [0-9]+ worker threads? x ' "fibers reserved (text)"
-expect_line "$out" '^ +touched  about 128\.0 KiB = 8 x 16\.0 KiB \(the stack pages in use and the node.s state\)$' "fibers touched (text)"
+expect_line "$out" '^ +touched  about 48\.0 KiB = 8 x 6\.0 KiB \(the stack pages in use and the node.s state\)$' "fibers touched (text)"
 expect_line "$out" '^ +guards   a guard page under every stack' "fibers' guards (text)"
 
 # With Linux's default vm.max_map_count a 15-cube's threads need too many
@@ -56,7 +58,7 @@ max_map=$(cat /proc/sys/vm/max_map_count 2>/dev/null || echo 0)
 if [ "$max_map" -lt 65536 ] && [ "$max_map" -gt 0 ]; then
     out15=$("$hcube" info --dim 15) || fail "info --dim 15 exited with $?"
     expect_line "$out15" '^can start here +threads no: .*vm\.max_map_count.*; fibers yes$' "15-cube refused with threads"
-    expect_line "$out15" '^largest D here +1[0-4] with threads, 1[6-9] with fibers ' "largest dimension below 15 with threads"
+    expect_line "$out15" '^largest D here +1[0-4] with threads, (1[6-9]|20) with fibers ' "largest dimension below 15 with threads"
     expect_line "$out15" '^ +mappings 65536 .*: too many; threads stop at d = 1[0-4] here$' "threads' mappings too many"
     out17=$("$hcube" info --dim 17) || fail "info --dim 17 exited with $?"
     expect_line "$out17" '^can start here +threads no: dimension 17 is above the threads limit 16; fibers yes$' "17-cube: threads' limit"
@@ -72,9 +74,9 @@ grep -Eq '^ *16 +' <<<"$big" && fail "info --dim 7 printed row 16"
 # Bad input: status 2 (as for run and list), nothing on stdout, exactly one
 # line on stderr naming the value.
 bad() { usage_error "hcube info: $1" info "${@:2}"; }
-bad "--dim '99' is out of range (expected an integer in 0..18)" --dim 99
-bad "--dim '-1' is out of range (expected an integer in 0..18)" --dim -1
-bad "--dim 'three' is not an integer in 0..18" --dim three
+bad "--dim '99' is out of range (expected an integer in 0..20)" --dim 99
+bad "--dim '-1' is out of range (expected an integer in 0..20)" --dim -1
+bad "--dim 'three' is not an integer in 0..20" --dim three
 bad "--dim needs a value" --dim
 bad "missing --dim D" --json
 bad "unknown option '--size'" --dim 3 --size 4

@@ -9,7 +9,7 @@ source "$(dirname "$0")/../support/cli_common.sh"
 # json_field JSON KEY: the raw value of a top-level key.
 json_field() { grep -Eo "\"$2\": (\"[^\"]*\"|[^,}]*)" <<<"$1" | head -1 | sed -E "s/^\"$2\": //"; }
 
-keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds fingerprint'
+keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages_per_second virtual_time_per_second messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds fingerprint'
 # The default links and executor unless a check asks for others (the suites'
 # variants set them).
 unset HCUBE_LINKS HCUBE_EXECUTOR
@@ -168,12 +168,12 @@ bad broadcast --ts 1e308 "t_s = 1e+308, t_w = 0 make the formula time of broadca
 bad broadcast --algo binomial --ts 1e308 "t_s = 1e+308, t_w = 0 make the formula time of broadcast binomial inf"
 # Refused before allocating, with the estimate (allgather: 2 p^2 m elements).
 bad allgather --words 99999999999 "allgather hypercube with m = 99999999999 on 16 nodes needs about 186.3 TiB (2 p^2 m elements of 4 bytes"
-bad alltoall --dim x "--dim 'x' is not an integer in 0..18"
+bad alltoall --dim x "--dim 'x' is not an integer in 0..20"
 bad alltoall --dim 99 "--dim '99' is out of range"
-# Threads stop at d = 16, fibers at 18 (whichever way threads were chosen).
-bad allreduce --dim 17 "--dim 17 is outside 0..16 with threads (--executor fibers goes to 18)"
+# Threads stop at d = 16, fibers at 20 (whichever way threads were chosen).
+bad allreduce --dim 17 "--dim 17 is outside 0..16 with threads (--executor fibers goes to 20)"
 HCUBE_EXECUTOR=fibers bad allreduce --dim 17 --executor threads "--dim 17 is outside 0..16 with threads"
-bad allreduce --dim 19 --executor fibers "--dim '19' is out of range (expected an integer in 0..18)"
+bad allreduce --dim 21 --executor fibers "--dim '21' is out of range (expected an integer in 0..20)"
 bad alltoall --words -3 "--words '-3' is not a non-negative integer"
 bad alltoall --words 2.5 "--words '2.5' is not a non-negative integer"
 bad alltoall --ts -1 "--ts '-1' is out of range"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -20,8 +21,8 @@ class node;
 // thread, a dimension the system's limits cannot take (vm.max_map_count,
 // kernel.pid_max, kernel.threads-max, RLIMIT_NPROC) and says which limit and
 // how to raise it. With Linux defaults (max_map_count 65530, pid_max 32768)
-// that is d >= 15. Fibers go further (docs/runtime.md: d = 17 and 18 measured).
-inline constexpr int max_dim = 18;
+// that is d >= 15. Fibers go further (docs/runtime.md: d = 20 measured).
+inline constexpr int max_dim = 20;
 
 // Largest config::link_capacity. A link's ring is allocated (and touched) when
 // the machine is built, one 64-byte slot per message, on each of the p d
@@ -102,13 +103,16 @@ struct executor_policy {
     // thread limits apply; otherwise nodes are fibers on config::workers
     // threads with config::stack_bytes stacks (--workers, --stack-bytes).
     bool thread_per_node;
+    // Memory a node typically makes resident: its state and the stack pages
+    // in use (max RSS less the links, one-word allreduce at d = 12 and 16).
+    std::uint64_t touched_per_node;
 };
 
 // The resolved executors, the default first.
 inline constexpr executor_policy executor_policies[] = {
-    {executor_kind::threads, "threads", "every node its own OS thread", 16, true},
+    {executor_kind::threads, "threads", "every node its own OS thread", 16, true, 16 << 10},
     {executor_kind::fibers, "fibers",
-     "user-level contexts on a few worker threads: many nodes, fast", max_dim, false},
+     "user-level contexts on a few worker threads: many nodes, fast", max_dim, false, 6 << 10},
 };
 
 // The row of `table` (of kinds, the default first) whose `key` is k; the
@@ -149,7 +153,7 @@ constexpr int max_dim_of(executor_kind e) noexcept {
     return executor_policy_of(e).dim_limit;
 }
 
-// The executor that goes furthest (to max_dim), for "fibers go to 18".
+// The executor that goes furthest (to max_dim), for "fibers go to 20".
 constexpr const executor_policy& widest_executor() noexcept {
     const executor_policy* w = &executor_policies[0];
     for (const executor_policy& p : executor_policies)

@@ -87,6 +87,10 @@ struct run_report {
     const link_stats& link(int from, int k) const { return links[std::size_t(from) * dim + k]; }
     std::uint64_t max_link_bytes() const;
     std::uint64_t max_link_messages() const;
+    // How fast the emulation ran, as discrete-event simulators report it:
+    // link messages and virtual time per wall second (0 for no wall time).
+    double messages_per_second() const;
+    double virtual_time_per_second() const;
     // Multi-line human summary: times, totals, busiest link, congestion.
     std::string summary() const;
     // A hash of everything here that depends on the program alone: the cube,

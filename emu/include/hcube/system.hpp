@@ -32,10 +32,21 @@ struct os_limits {
 };
 os_limits read_os_limits();
 
-// Memory a node typically makes resident under either executor: its stack
-// pages in use and its state (max RSS less the links, one-word allreduce:
-// 11 KiB with fibers and 16 KiB with threads at d = 12).
-inline constexpr std::uint64_t node_touched_bytes = 16 << 10;
+// Memory a machine configured as `c` holds once its program has sent a
+// message on every link: per directed link its 64-byte line and one 64-byte
+// slot (a link takes a slot more for each further message waiting on it), per
+// node what its executor's nodes typically touch (executor_policy). What
+// `hcube info` prints and `hcube run` counts before it starts.
+inline constexpr std::uint64_t link_touched_bytes = 128;
+struct machine_memory {
+    std::uint64_t links = 0;      // directed links, p d
+    std::uint64_t link_bytes = 0; // links x link_touched_bytes
+    std::uint64_t nodes = 0;
+    std::uint64_t per_node = 0; // executor_policy::touched_per_node
+    std::uint64_t node_bytes = 0;
+    std::uint64_t total() const noexcept { return link_bytes + node_bytes; }
+};
+machine_memory memory_estimate(const config& c);
 
 // What a machine's executor takes: address space its mappings reserve,
 // memory its nodes typically touch, and mappings against vm.max_map_count.
@@ -43,7 +54,7 @@ struct executor_footprint {
     std::uint64_t stack = 0;    // per node: its stack
     std::uint64_t guard = 0;    // per node: its guard page (threads) or guard zone (fibers)
     std::uint64_t reserved = 0; // address space of the nodes' stacks and worker threads
-    std::uint64_t touched = 0;  // p x node_touched_bytes
+    std::uint64_t touched = 0;  // p x executor_policy::touched_per_node
     std::uint64_t mappings = 0; // threads: a stack and a guard page each
     std::uint64_t guarded = 0;  // stacks with a guard page (fibers: as many as the limit allows)
     int workers = 0;            // OS threads that run fibers (0 with a thread per node)

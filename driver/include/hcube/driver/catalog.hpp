@@ -216,15 +216,6 @@ std::optional<exact_form> exact_formula(const algorithm_entry& e, const run_para
 // What the entry says about buffered links for `p` ("" when it needs none).
 std::string buffered_links_need(const algorithm_entry& e, const run_params& p);
 
-// Memory a machine of 2^dim nodes holds (the model `hcube info` prints): per
-// directed link `capacity` descriptors of link_descriptor_bytes plus
-// link_index_bytes, per node node_resident_bytes (its touched thread stack
-// and state).
-inline constexpr double link_descriptor_bytes = 64;
-inline constexpr double link_index_bytes = 128;
-inline constexpr double node_resident_bytes = 64 * 1024;
-double machine_bytes(int dim, std::size_t capacity);
-
 // The data a run holds at once over all nodes, inputs, results, copies in
 // flight and the serial reference (a small multiple of the operation's inputs
 // and outputs): `elements` of `bytes` each, counted as `counted` ("2 p^2 m").
@@ -235,7 +226,8 @@ struct data_estimate {
 };
 data_estimate estimated_data(const algorithm_entry& e, const run_params& p);
 
-// An estimate of the memory a run needs: the machine plus estimated_data.
+// An estimate of the memory a run needs: the machine (memory_estimate, the model
+// `hcube info` prints) plus estimated_data.
 // `what` receives how it was counted.
 double estimated_bytes(const algorithm_entry& e, const run_params& p, std::string* what = nullptr);
 
