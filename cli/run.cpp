@@ -152,9 +152,10 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     row("steps", fmt::format("{}", r.steps));
     row("wall time", fmt::format("{} s (the emulation's; link implementation {})",
                                  number(r.wall_seconds, 3), to_string(r.link_implementation)));
+    // Rates of thousands and more as whole numbers: no exponents.
+    const auto rate = [](double v) { return v >= 1000 ? fmt::format("{:.0f}", v) : number(v, 4); };
     row("speed", fmt::format("{} messages/s, {} virtual time/s (wall)",
-                             number(r.messages_per_second(), 4),
-                             number(r.virtual_time_per_second(), 4)));
+                             rate(r.messages_per_second()), rate(r.virtual_time_per_second())));
     row("executor", executor_text(p, o));
     if (o.report.backend == backend_kind::mpi)
         row("backend", fmt::format("mpi, {} ranks of {} nodes each; wall time per rank {} .. {} s",

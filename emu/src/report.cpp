@@ -84,8 +84,9 @@ std::string run_report::summary() const {
     os << "virtual time  " << virtual_time << "  (" << steps << " steps on the critical path)\n";
     os << "wall time     " << std::fixed << std::setprecision(6) << wall_seconds << " s\n"
        << std::defaultfloat;
-    os << "speed         " << std::setprecision(4) << messages_per_second() << " messages/s, "
-       << virtual_time_per_second() << " virtual time/s\n"
+    os << "speed         " << std::fixed << std::setprecision(0) << messages_per_second()
+       << " messages/s, " << std::defaultfloat << std::setprecision(4) << virtual_time_per_second()
+       << " virtual time/s\n"
        << std::setprecision(6);
     os << "traffic       " << messages << " link message" << (messages == 1 ? "" : "s") << ", "
        << bytes << " bytes";
