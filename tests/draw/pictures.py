@@ -242,8 +242,9 @@ check(widths[0] <= widths[1] and widths[2] <= widths[3],
 # of `hcube list` on a 2-, 3- and 4-cube, of descend on a 2-cube with the
 # prefix kernel, and of a few on 5- and 6-cubes (the 4-cubes in rows), the
 # node labels, keys, ids and arrow labels overlap no other text, stay inside
-# the picture and cross no arrow, head or link, and no picture is wider than
-# a laptop's screen. All-port algorithms run with m = 3 (three parts), descend
+# the picture and cross no arrow, head or link, every label is beside its
+# node or arrow (an arrow's nearer to it than to any other arrow, else keyed
+# under the picture), and no picture is wider than a laptop's screen. All-port algorithms run with m = 3 (three parts), descend
 # with M = 2N, aspc four-step all-port too.
 catalog, op = [], None
 for line in subprocess.run([hcube, "list"], capture_output=True, text=True,
