@@ -68,6 +68,18 @@ int draw(draw_command& c) {
     return exit_ok;
 }
 
+// The port model an algorithm is drawn in when --ports is not given: p's
+// (single), or all where the algorithm runs only on several links at once
+// (d-cycles, the rotated trees), so that its defaults draw what it is for.
+port_model default_ports(run_params p) {
+    const algorithm_entry& e = resolve_algorithm(p);
+    for (const auto& o : e.options)
+        p.options.try_emplace(o.name, o.fallback);
+    run_params all = p;
+    all.ports = port_model::all_port;
+    return !e.unfit(p).empty() && e.unfit(all).empty() ? all.ports : p.ports;
+}
+
 } // namespace
 
 action add_draw(CLI::App& hcube) {
@@ -101,20 +113,27 @@ action add_draw(CLI::App& hcube) {
         app, "--svg-dir", [c](const std::string& v) { c->svg_dir = v; },
         "also one SVG per step, DIR/step-K.svg");
     add_catalog_options(app, builtin_catalog(), p);
-    app.footer("--words defaults to 1, for d-cycles to d (a word on each of the d cycles), and "
-               "for descend to N = 2^d (one element a node). "
+    app.footer("--words defaults to 1, for d-cycles to d (a word on each of the d cycles; p d "
+               "for allreduce, whose p blocks each go around them), and "
+               "for descend to N = 2^d (one element a node). --ports defaults to single, for "
+               "an algorithm that runs only on several links at once (d-cycles, the rotated "
+               "trees) to all. "
                "A drawing whose memory estimate exceeds this computer's physical memory (or its "
                "address-space limit) is refused.\nA run that deadlocks draws the wait-for graph "
                "of the deadlock report instead (exit status 1).");
     return [c, &app] {
         if (c->params.op.empty()) throw usage_error("missing operation (hcube draw --help)");
         // d-cycles sends one subblock around each of its d cycles: M' = d
-        // words by default, so that the picture uses them all.
+        // words by default (a node's block, p of them for all-reduce), so
+        // that the picture uses them all.
         if (c->params.algo == "d-cycles" && app.count("--words") == 0)
-            c->params.words = std::size_t(std::max(1, c->params.dim));
+            c->params.words = std::size_t(std::max(1, c->params.dim))
+                              << (c->params.op == "allreduce" ? c->params.dim : 0);
         // descend spreads M >= N elements over the nodes: M = N, as hcube run.
         if (c->params.op == "descend" && app.count("--words") == 0)
             c->params.words = std::size_t(1) << c->params.dim;
+        if (c->params.algo != "auto" && app.count("--ports") == 0)
+            c->params.ports = default_ports(c->params);
         return draw(*c);
     };
 }

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <iterator>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -514,82 +515,170 @@ void draw_nodes(std::ostream& os, const cube_layout& L, int d, const std::vector
     }
 }
 
-// An arrow from a to b (arrow_ends). Its label goes on its left, at the
-// first place along it (the middle, then towards either end) where it
-// overlaps no text and crosses no line that `pl` holds. Where none is, it is
-// left out (the tooltip says it too): false.
-bool arrow(std::ostream& os, placer& pl, point a, point b, std::string_view colour,
-           std::string_view marker, bool dashed, const std::string& cls, const std::string& tip,
-           const std::string& text) {
+// An arrow's label: its first baseline, anchor and lines.
+struct arrow_label {
+    point at;
+    std::string_view anchor;
+    std::vector<std::string> lines;
+};
+
+// How far at most an arrow's label is from its arrow (tests/draw/layout.py
+// allows 36 px as Chromium measures the text).
+constexpr double near_arrow = 33;
+
+// The places the label of the arrow from a to b may take, best first: on its
+// left, then its right beyond an exchange's other arrow; in lines of two or
+// three blocks, then one; 7, 10.5, 14 or 21 px away; at the middle, then towards
+// either end. A place must overlap no text (2 px clear, so that two labels do
+// not read as one), cross no line `pl` holds (its own arrow's head it may
+// come closer to) and lie within near_arrow of this arrow and nearer to it
+// than to any other (by 1.5 px).
+std::vector<std::pair<arrow_label, box>> label_places(placer pl, point a, point b,
+                                                      const std::string& text) {
+    std::vector<std::pair<arrow_label, box>> out;
     const double dx = b.x - a.x, dy = b.y - a.y, len = std::hypot(dx, dy);
-    if (len < 1) return true;
+    if (len < 1 || text.empty()) return out;
     const double nx = dy / len, ny = -dx / len;
     const auto [s, e] = arrow_ends(a, b);
-    std::ostringstream label;
-    if (!text.empty()) {
-        constexpr double size = 10, near = 7;
-        // Text left of a vertical arrow starts (or ends) `away` px from it
-        // above or below a horizontal one its baseline keeps clear too.
-        // side -1: on its right, beyond an exchange's other arrow.
-        std::string_view anchor;
-        const auto at = [&](double f, double away, const std::vector<std::string>& lines,
-                            double side) {
-            std::size_t chars = 0;
-            for (const auto& l : lines)
-                chars = std::max(chars, length(l));
+    // Its own head it may come as close to as nothing else would.
+    for (auto l = pl.lines.begin(); l + 1 < pl.lines.end(); ++l)
+        if (l->shaft && l->p.x == s.x && l->p.y == s.y && l->q.x == e.x && l->q.y == e.y)
+            l[1].pad = l[1].tight;
+    constexpr double size = 10, near = 7;
+    const auto own = [&](const box& r) {
+        const double mine = gap(r, s, e);
+        return mine <= near_arrow &&
+               std::none_of(pl.lines.begin(), pl.lines.end(), [&](const segment& l) {
+                   // Far off in x or y it is not nearer (the quick test first).
+                   const double dx = std::max({std::min(l.p.x, l.q.x) - r.x1,
+                                               r.x0 - std::max(l.p.x, l.q.x), 0.0}),
+                                dy = std::max({std::min(l.p.y, l.q.y) - r.y1,
+                                               r.y0 - std::max(l.p.y, l.q.y), 0.0});
+                   return l.shaft && std::max(dx, dy) < mine + 1.5 &&
+                          !(l.p.x == s.x && l.p.y == s.y && l.q.x == e.x && l.q.y == e.y) &&
+                          gap(r, l.p, l.q) < mine + 1.5;
+               });
+    };
+    for (const double side : {1, -1})
+        for (const std::size_t width : {12, 6}) {
+            const auto lines = wrap(text, width);
+            if (width < 12 && lines == wrap(text, 12)) continue;
             const double tall = 1.2 * size * double(lines.size() - 1);
             const double sx = side * nx, sy = side * ny;
-            anchor = sx > 0.3 ? "start" : sx < -0.3 ? "end" : "middle";
-            const point m{s.x + (e.x - s.x) * f + sx * away, s.y + (e.y - s.y) * f + sy * away};
-            const double y = sy < -0.3  ? m.y - tall
-                             : sy > 0.3 ? m.y + 0.8 * size
-                                        : m.y + 0.35 * size - tall / 2;
-            return std::tuple{point{m.x, y}, text_box(m.x, y, anchor, size, chars, lines.size()),
-                              anchor};
-        };
-        // Long cargo ("{0,1} {0,3} {0,5} {0,7}") in lines of two or three
-        // blocks, or one when that is what fits; further from the arrow only
-        // when nothing close is free; 2 px clear of other texts, so that two
-        // arrows' labels do not read as one.
-        std::vector<std::string> lines = wrap(text, 12);
-        auto [where, room, side_anchor] = at(0.5, near, lines, 1);
-        bool found = false;
-        // Where many arrows run close (all-port steps), a place nearer to this
-        // arrow than to any other before one that reads as another's.
-        const auto own = [&](const box& r) {
-            const double mine = gap(r, s, e);
-            return std::none_of(pl.lines.begin(), pl.lines.end(), [&](const segment& l) {
-                return l.shaft && gap(r, l.p, l.q) < mine;
-            });
-        };
-        for (const bool nearest : {true, false})
-            for (const double side : {1, -1})
-                for (const std::size_t width : {12, 6}) {
-                    const auto narrow = wrap(text, width);
-                    for (const double away : {near, 2 * near, 3 * near})
-                        for (const double f : {0.5, 0.35, 0.65, 0.25, 0.75, 0.15, 0.85, 0.1, 0.9})
-                            if (const auto [w, r, an] =
-                                    at(f, side < 0 ? away + 2 * arrow_side : away, narrow, side);
-                                !found && pl.free({r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}) &&
-                                (!nearest || own(r)))
-                                where = w, room = r, side_anchor = an, lines = narrow, found = true;
+            const std::string_view anchor = sx > 0.3 ? "start" : sx < -0.3 ? "end" : "middle";
+            for (const double away : {near, 1.5 * near, 2 * near, 3 * near})
+                for (const double f :
+                     {0.5, 0.42, 0.58, 0.35, 0.65, 0.28, 0.72, 0.2, 0.8, 0.15, 0.85, 0.1, 0.9}) {
+                    // A slanting arrow keeps as clear of the box's corner.
+                    const double off = (side < 0 ? away + 2 * arrow_side : away) /
+                                       std::max(std::abs(sx), std::abs(sy));
+                    const point m{s.x + (e.x - s.x) * f + sx * off,
+                                  s.y + (e.y - s.y) * f + sy * off};
+                    // Above or below the arrow, the box's edge is `away` from it.
+                    const double y = sy < -0.3  ? m.y - tall - 0.25 * size
+                                     : sy > 0.3 ? m.y + 0.8 * size
+                                                : m.y + 0.35 * size - tall / 2;
+                    const box r = text_box(m.x, y, anchor, size, lines, false);
+                    // Nearer its own arrow as Chromium measures the text (0.9 em
+                    // above the baseline, 0.2 below, less layout.py's 1.5 px each
+                    // side), with its exact width and a fifth less (letters vary).
+                    const box w = text_box(m.x, y, anchor, size, lines, true);
+                    const double cut = 0.2 * (w.x1 - w.x0), y0 = y - 0.9 * size + 1.5,
+                                 y1 = w.y1 - 0.05 * size - 1.5;
+                    const double left = anchor == "start" ? 0 : anchor == "end" ? cut : cut / 2;
+                    if (pl.free({r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}) &&
+                        own({w.x0 + 1.5, y0, w.x1 - 1.5, y1}) &&
+                        own({w.x0 + 1.5 + left, y0, w.x1 - 1.5 - (cut - left), y1}))
+                        out.push_back({{{m.x, y}, anchor, lines}, r});
                 }
-        anchor = side_anchor;
-        if (found) {
-            pl.taken.push_back(room);
-            label << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
-                                 R"(font-size="{}" fill="{}" stroke="white" stroke-width="3" )"
-                                 R"(paint-order="stroke">)",
-                                 num(where.x), num(where.y), anchor, size, colour)
-                  << text_lines(lines, where.x, size) << "</text>";
         }
+    return out;
+}
+
+// The labels of a step's arrows (texts[i] of arrows[i]), placed by
+// label_places: the label with the fewest places left first, at the one of
+// its first few places that takes the fewest places of others (none of the
+// last); then a label left with none takes a place whose one occupant can
+// move to another. None where no place is left.
+std::vector<std::optional<arrow_label>>
+place_arrow_labels(placer& pl, const std::vector<std::pair<point, point>>& arrows,
+                   const std::vector<std::string>& texts) {
+    using place = std::pair<arrow_label, box>;
+    std::vector<std::vector<place>> all;
+    for (std::size_t i = 0; i < arrows.size(); ++i)
+        all.push_back(label_places(pl, arrows[i].first, arrows[i].second, texts[i]));
+    const auto clear = [](const box& r) { return box{r.x0 - 2, r.y0 - 2, r.x1 + 2, r.y1 + 2}; };
+    std::vector<std::optional<place>> at(arrows.size());
+    for (auto left = all;;) {
+        std::size_t next = arrows.size();
+        for (std::size_t i = 0; i < arrows.size(); ++i)
+            if (!at[i] && !left[i].empty() &&
+                (next == arrows.size() || left[i].size() < left[next].size()))
+                next = i;
+        if (next == arrows.size()) break;
+        std::size_t best = 0, best_cost = SIZE_MAX;
+        for (std::size_t c = 0; c < std::min<std::size_t>(left[next].size(), 12); ++c) {
+            const box b = clear(left[next][c].second);
+            std::size_t cost = 0;
+            for (std::size_t i = 0; i < arrows.size(); ++i) {
+                if (i == next || at[i] || left[i].empty()) continue;
+                const auto taken =
+                    std::size_t(std::count_if(left[i].begin(), left[i].end(), [&](const place& o) {
+                        return o.second.overlaps(b);
+                    }));
+                cost += taken + (taken == left[i].size() ? 1000 : 0);
+            }
+            if (cost < best_cost) best = c, best_cost = cost;
+        }
+        at[next] = left[next][best];
+        for (auto& p : left)
+            std::erase_if(
+                p, [&](const place& c) { return c.second.overlaps(clear(at[next]->second)); });
     }
+    // Whether box b is clear of every label placed but those of i and j.
+    const auto open = [&](const box& b, std::size_t i, std::size_t j) {
+        return std::none_of(at.begin(), at.end(), [&](const std::optional<place>& o) {
+            return o && &o != &at[i] && &o != &at[j] && o->second.overlaps(clear(b));
+        });
+    };
+    for (std::size_t u = 0; u < arrows.size(); ++u)
+        for (std::size_t c = 0; !at[u] && c < all[u].size(); ++c) {
+            const box b = clear(all[u][c].second);
+            std::vector<std::size_t> in;
+            for (std::size_t j = 0; j < arrows.size(); ++j)
+                if (at[j] && at[j]->second.overlaps(b)) in.push_back(j);
+            if (in.size() != 1) continue;
+            const auto moved =
+                std::find_if(all[in[0]].begin(), all[in[0]].end(), [&](const place& o) {
+                    return !o.second.overlaps(b) && open(o.second, u, in[0]);
+                });
+            if (moved != all[in[0]].end()) at[in[0]] = *moved, at[u] = all[u][c];
+        }
+    std::vector<std::optional<arrow_label>> out;
+    for (const auto& a : at) {
+        if (a) pl.taken.push_back(a->second);
+        out.push_back(a ? std::optional(a->first) : std::nullopt);
+    }
+    return out;
+}
+
+// An arrow from a to b (arrow_ends) and its label, if it has one.
+void arrow(std::ostream& os, point a, point b, std::string_view colour, std::string_view marker,
+           bool dashed, const std::string& cls, const std::string& tip,
+           const std::optional<arrow_label>& label = {}) {
+    if (std::hypot(b.x - a.x, b.y - a.y) < 1) return;
+    const auto [s, e] = arrow_ends(a, b);
     os << fmt::format(R"(<line class="{}" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
                       R"(stroke-width="2.5" {}marker-end="{}"><title>{}</title></line>)",
                       cls, num(s.x), num(s.y), num(e.x), num(e.y), colour,
-                      dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip))
-       << label.str() << '\n';
-    return text.empty() || !label.str().empty();
+                      dashed ? R"(stroke-dasharray="6 4" )" : "", marker, xml(tip));
+    if (label)
+        os << fmt::format(R"(<text class="cargo" x="{}" y="{}" text-anchor="{}" )"
+                          R"(font-size="10" fill="{}" stroke="white" stroke-width="3" )"
+                          R"(paint-order="stroke">)",
+                          num(label->at.x), num(label->at.y), label->anchor, colour)
+           << text_lines(label->lines, label->at.x, 10) << "</text>";
+    os << '\n';
 }
 
 void legend(std::ostream& os, double x, double y, int d, const std::string& note) {
@@ -864,20 +953,24 @@ picture step_svg(const algorithm_steps& s, std::size_t k) {
             e.tip);
         if (tips[std::size_t(e.node)].empty()) tips[std::size_t(e.node)] = e.text;
     }
+    // From 4-cubes on, whose steps may use 64 links, an arrow label with no
+    // room is only in the tooltip; on smaller cubes in the key table.
+    std::vector<std::string> cargo;
+    for (std::size_t i = 0; i < st.messages.size(); ++i)
+        cargo.push_back(d <= 4 ? st.carried[i] : "");
+    const auto labels = place_arrow_labels(pl, arrows, cargo);
     for (std::size_t i = 0; i < st.messages.size(); ++i) {
         const trace_record& t = s.report.trace[st.messages[i]];
         const std::string tip =
             fmt::format("node {} -> node {}{}: {} bytes, t = {} .. {}", t.from, t.to,
                         t.dim < 0 ? std::string(" (routed)") : " on dim " + std::to_string(t.dim),
                         t.bytes, num(t.start), num(t.arrival));
-        // From 4-cubes on, whose steps may use 64 links, an arrow label with
-        // no room is only in the tooltip; on smaller cubes in the key table.
-        if (!arrow(body, pl, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
-                   marker_ref(t.dim, markers), t.dim < 0, "msg",
-                   tip + "; it brings " +
-                       (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
-                   d <= 4 ? st.carried[i] : "") &&
-            d <= 3)
+        arrow(body, L.at[std::size_t(t.from)], L.at[std::size_t(t.to)], dim_colour(t.dim),
+              marker_ref(t.dim, markers), t.dim < 0, "msg",
+              tip + "; it brings " +
+                  (st.carried_lists[i].empty() ? st.carried[i] : st.carried_lists[i]),
+              labels[i]);
+        if (!labels[i] && !cargo[i].empty() && d <= 3)
             keys.emplace_back(fmt::format("arrow {}→{} brings {}", t.from, t.to, st.carried[i]),
                               st.carried_lists[i]);
     }
@@ -1058,9 +1151,9 @@ std::string wait_for_svg(const deadlock_error& e, int dim) {
     node_plan plan = plan_nodes(L, dim, labels, arrows);
     for (const auto& w : e.waits()) {
         if (w.peer >= 0 && w.peer < (1 << dim))
-            arrow(body, plan.pl, L.at[std::size_t(w.node)], L.at[std::size_t(w.peer)],
-                  dim_colour(w.dim), marker_ref(w.dim), w.dim < 0, "wait",
-                  "node " + std::to_string(w.node) + ": " + w.what, "");
+            arrow(body, L.at[std::size_t(w.node)], L.at[std::size_t(w.peer)], dim_colour(w.dim),
+                  marker_ref(w.dim), w.dim < 0, "wait",
+                  "node " + std::to_string(w.node) + ": " + w.what);
     }
     draw_nodes(body, L, dim, blocked, plan.texts);
     legend(body, 16, L.height + 10, dim,

@@ -673,14 +673,24 @@ std::string notation_of(const sym_program& g, const run_params& p, bool cycles) 
              "earlier step; Dim = the link the sum crossed (Mathur & Johnsson, Figures 12-19). "
              "An arrow's Σ3 = the partial sum of address 3 it carries.";
     if (cycles) {
-        const std::size_t d = std::size_t(std::max(p.dim, 1)), beta = (p.words + d - 1) / d;
+        // The all-reduce's reduce-scatter and allgather take blocks of
+        // M' = ceil(m/p) words, one a node, as the CM-200 allocates them.
+        const std::size_t d = std::size_t(std::max(p.dim, 1)), nodes = std::size_t(1) << p.dim;
+        const bool blocks = p.op == "allreduce";
+        const std::size_t block = blocks ? (p.words + nodes - 1) / nodes : p.words,
+                          beta = (block + d - 1) / d;
+        if (blocks)
+            s += fmt::format(" The m = {} words are cut into p = {} blocks of M' = {} word{}{}, "
+                             "reduce-scattered and then allgathered.",
+                             p.words, nodes, block, block == 1 ? "" : "s",
+                             p.words % nodes ? " (the last ones short or empty)" : "");
         s += fmt::format(
             " d-cycles cuts each node's M' = {} word{} into d = {} subblocks (word s into "
             "subblock s mod {}, {} word{} each at most) and sends subblock i around cycle i, "
             "all d cycles at once on different links (Mathur & Johnsson 4.2.4){}.",
-            p.words, p.words == 1 ? "" : "s", d, d, beta, beta == 1 ? "" : "s",
-            p.words < d ? fmt::format("; with M' < d, {} of the cycles carry nothing", d - p.words)
-                        : "");
+            block, block == 1 ? "" : "s", d, d, beta, beta == 1 ? "" : "s",
+            block < d ? fmt::format("; with M' < d, {} of the cycles carry nothing", d - block)
+                      : "");
     }
     return s;
 }

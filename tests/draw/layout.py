@@ -3,7 +3,10 @@ and arrow label (getBBox); none may overlap another text or a node, leave the
 picture or cross an arrow (shaft or head) or a link of the cube (a node's
 label may cross a link: its white halo covers it); a node's label sits
 beside its node (nearer to it than to any other), an arrow's beside its
-arrow; and no picture may be wider than a laptop's screen.
+arrow (within NEAR_ARROW px, and nearer to it than to any other arrow: an
+arrow label with no such place is not drawn beside the arrow but listed in
+the key table under the picture, on 4-cubes and up left to the arrow's
+tooltip); and no picture may be wider than a laptop's screen.
 
     python3 layout.py FILE.svg...   checks the files, prints what fails
 
@@ -124,10 +127,9 @@ def problems(chromium, svgs, workdir):
     for n, (width, height) in enumerate(sizes):
         if width > MAX_WIDTH:
             out.append(f"{svgs[n]}: {width:.0f} px wide, more than {MAX_WIDTH}")
-    by_svg, circles, edges_of = {}, {}, {}
+    by_svg, circles, edges_of, arrows_of = {}, {}, {}, {}
     for n, cls, x1, y1, x2, y2, stroke in lines:
-        if cls == "edge":
-            edges_of.setdefault(n, []).append((x1, y1, x2, y2))
+        (edges_of if cls == "edge" else arrows_of).setdefault(n, []).append((x1, y1, x2, y2))
     for n, node, cx, cy, r in nodes:
         circles.setdefault(n, {})[node] = (cx, cy, r)
     for n, what, x, y, w, h, owner in boxes:
@@ -151,8 +153,15 @@ def problems(chromium, svgs, workdir):
                 out.append(f"{svgs[n]}: '{what}' is {gaps[owner]:.0f} px from node {owner}"
                            f"{'' if min(gaps.values()) >= gaps[owner] else ', nearer another'}"
                            f"{', a line between them' if between else ''}")
-        if what.startswith("cargo ") and gap_to_segment(box, owner) > NEAR_ARROW:
-            out.append(f"{svgs[n]}: '{what}' is {gap_to_segment(box, owner):.0f} px from its arrow")
+        if what.startswith("cargo "):
+            mine = gap_to_segment(box, owner)
+            if mine > NEAR_ARROW:
+                out.append(f"{svgs[n]}: '{what}' is {mine:.0f} px from its arrow")
+            nearer = [l for l in arrows_of.get(n, []) if l != tuple(owner) and gap_to_segment(box, l) <= mine]
+            if nearer:
+                out.append(f"{svgs[n]}: '{what}' is {mine:.0f} px from its arrow, nearer the "
+                           f"arrow {nearer[0][0]:.0f},{nearer[0][1]:.0f}-{nearer[0][2]:.0f},"
+                           f"{nearer[0][3]:.0f}")
         hit = [i for i, g in gaps.items() if g < -SLACK]
         if hit:
             out.append(f"{svgs[n]}: '{what}' lies on node {hit[0]}")

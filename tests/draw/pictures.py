@@ -192,6 +192,20 @@ check(shots[0] != shots[1], "screenshots of steps 1 and 2 are identical")
 failures += arrowheads.problems(chromium, os.path.join(d, "ag.html"), range(1, 4), d)
 failures += arrowheads.problems(chromium, os.path.join(d, "sc.html"), [2], d)
 
+# The CM-200 cycles at their defaults (M' = d = 3 words, all-port; the
+# all-reduce's m = 24 in 8 blocks of M') use all d cycles: every step sends on
+# the 3 links of each of the 8 nodes, and the header says how M' is split.
+for page, steps, m in (("dc.html", 7, 3), ("rs.html", 7, 3), ("ar.html", 14, 24)):
+    text = open(os.path.join(d, page)).read()
+    check(f"on a 3-cube (8 nodes), m = {m}, all-port" in text, f"{page}: not m = {m}, all-port")
+    check("d-cycles cuts each node's M' = 3 words into d = 3 subblocks (word s into subblock s "
+          "mod 3, 1 word each at most) and sends subblock i around cycle i" in text,
+          f"{page}: the header does not say how M' is split over the d cycles")
+    check(text.count("24 messages on dim 0, 1, 2") == steps,
+          f"{page}: {text.count('24 messages on dim 0, 1, 2')} of {steps} steps use all 3 cycles")
+check("The m = 24 words are cut into p = 8 blocks of M' = 3 words" in
+      open(os.path.join(d, "ar.html")).read(), "ar.html: the header does not say m = p M'")
+
 # Mathur & Johnsson Figure 8: memory of every node after every step (the last page
 # step shows the whole table).
 fig_8 = """00 01 02 03 04 05 06 07|10 11 12 13 14 15 16 17|20 21 22 23 24 25 26 27
@@ -237,13 +251,36 @@ widths = chromium_page.evaluate(
 check(widths[0] <= widths[1] and widths[2] <= widths[3],
       f"dl.html: the report is {widths[0]} px wide in {widths[1]}, the page {widths[2]} in "
       f"{widths[3]}")
+# Every text of the wait-for graphs (hcube draw's page, the lab's
+# find_deadlock's deadlock.svg) lies inside its picture, as Chromium lays it out.
+OUTSIDE = """var out = [];
+document.querySelectorAll('svg').forEach(function (svg) {
+  var vb = svg.viewBox.baseVal;
+  svg.querySelectorAll('text').forEach(function (t) {
+    var b = t.getBBox();
+    if (b.x < 0 || b.y < 0 || b.x + b.width > vb.width || b.y + b.height > vb.height)
+      out.push([t.textContent, Math.round(b.x + b.width), vb.width]);
+  });
+});
+return [document.querySelectorAll('svg text').length, out];"""
+graphs = ["dl.html"]
+if os.path.exists(os.path.join(d, "deadlock.svg")):
+    with open(os.path.join(d, "lab-deadlock.html"), "w") as f:
+        f.write("<!DOCTYPE html><html><body>" + open(os.path.join(d, "deadlock.svg")).read() +
+                "</body></html>")
+    graphs.append("lab-deadlock.html")
+for page in graphs:
+    texts, outside = chromium_page.evaluate(chromium, os.path.join(d, page), OUTSIDE, d)
+    check(texts >= 10, f"{page}: only {texts} texts in the wait-for graph")
+    check(not outside, f"{page}: texts leave the picture (text, right edge, width): {outside}")
 
 # Layout (layout.py): in every step picture of every operation and algorithm
 # of `hcube list` on a 2-, 3- and 4-cube, of descend on a 2-cube with the
 # prefix kernel, and of a few on 5- and 6-cubes (the 4-cubes in rows), the
 # node labels, keys, ids and arrow labels overlap no other text, stay inside
-# the picture and cross no arrow, head or link, and no picture is wider than
-# a laptop's screen. All-port algorithms run with m = 3 (three parts), descend
+# the picture and cross no arrow, head or link, every label is beside its
+# node or arrow (an arrow's nearer to it than to any other arrow, else keyed
+# under the picture), and no picture is wider than a laptop's screen. All-port algorithms run with m = 3 (three parts), descend
 # with M = 2N, aspc four-step all-port too.
 catalog, op = [], None
 for line in subprocess.run([hcube, "list"], capture_output=True, text=True,

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # hcube run --trace/--svg and hcube draw end to end: the files they write, and
 # the HTML page in headless Chromium (pictures.py checks them).
-# usage: pictures.sh HCUBE pictures.py (which draws every algorithm of the
-# catalog too, for the layout check)
+# usage: pictures.sh HCUBE pictures.py [FIND_DEADLOCK] (pictures.py draws
+# every algorithm of the catalog too, for the layout check; FIND_DEADLOCK, the
+# lab's program, writes its wait-for graph)
 set -euo pipefail
 hcube=$1
 checks=$2
+lab_deadlock=${3:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 
@@ -15,9 +17,11 @@ trap 'rm -rf "$dir"' EXIT
 "$hcube" run alltoall --algo pairwise --dim 3 --words 4 --tw 1 --trace "$dir/a2a.json" \
     --svg "$dir/a2a.svg" >/dev/null
 "$hcube" draw allgather --algo hypercube --dim 3 --out "$dir/ag.html" --svg-dir "$dir/steps" >/dev/null
-"$hcube" draw allgather --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/dc.html" >/dev/null
+# The CM-200 cycles at their defaults: M' = d words, all-port, all d cycles in use.
+"$hcube" draw allgather --algo d-cycles --dim 3 --out "$dir/dc.html" >/dev/null
 "$hcube" draw scatter --algo binomial --dim 3 --out "$dir/sc.html" --svg-dir "$dir/sc" >/dev/null
-"$hcube" draw reduce-scatter --algo d-cycles --dim 3 --words 3 --ports all --out "$dir/rs.html" >/dev/null
+"$hcube" draw reduce-scatter --algo d-cycles --dim 3 --out "$dir/rs.html" >/dev/null
+"$hcube" draw allreduce --algo d-cycles --dim 3 --out "$dir/ar.html" >/dev/null
 "$hcube" draw alltoall --algo dimension-exchange --dim 3 --executor threads --svg-dir "$dir/a2a" >/dev/null
 # Fibers draw what threads draw.
 "$hcube" draw alltoall --algo dimension-exchange --dim 3 --executor fibers --svg-dir "$dir/a2a-fibers" \
@@ -32,6 +36,12 @@ status=0
     2>"$dir/dl.err" || status=$?
 [ "$status" = 1 ] || { echo "deadlocking draw exited $status, expected 1"; exit 1; }
 grep -q "drew the wait-for graph" "$dir/dl.err"
+if [ -n "$lab_deadlock" ]; then
+    status=0
+    (cd "$dir" && "$lab_deadlock" >lab-deadlock.out) || status=$?
+    [ "$status" = 1 ] || { echo "find_deadlock exited $status, expected 1"; exit 1; }
+    [ -s "$dir/deadlock.svg" ] || { echo "find_deadlock wrote no deadlock.svg"; exit 1; }
+fi
 
 # Usage errors: exit 2 with one clear line.
 expect_usage() { # expect_usage TEXT ARGS...

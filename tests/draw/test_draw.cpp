@@ -636,3 +636,43 @@ TEST_CASE("a deadlock gives a wait-for graph: one arrow per blocked node, on its
         CHECK(os.str().find("deadlock: 4 nodes are blocked") != std::string::npos);
     }
 }
+
+// The header explains the notation of the pictures it heads and no other:
+// each key below names one notation by a phrase only its explanation has.
+TEST_CASE("a page's header explains only the notation its own pictures use") {
+    const std::map<std::string, std::string> notation = {
+        {"blocks", "(0,1) = the blocks of nodes 0 and 1"},
+        {"packet", "= node 5's packet"},
+        {"sums", "[0..3] = the sum of the elements of nodes 0 to 3"},
+        {"pairs", "{0,5} = node 0's block for node 5"},
+        {"slots", "(3|1) = element 1 of logical node 3"},
+        {"rounds", "a5:2 = element a[5]"},
+        {"outgoing", "outgoing message buffer in parentheses"},
+        {"table", "cell ij = element i of node j's data"},
+        {"marks", "● sends the partial sum"},
+        {"split", "d-cycles cuts each node's M'"}};
+    struct page {
+        std::string op, algo;
+        bool all_port;
+        std::set<std::string> uses;
+    };
+    for (const page& pg :
+         std::vector<page>{{"allgather", "hypercube", false, {"blocks"}},
+                           {"allgather", "d-cycles", true, {"blocks", "table", "split"}},
+                           {"shift", "auto", false, {"packet"}},
+                           {"reduce", "auto", false, {"sums"}},
+                           {"reduce-scatter", "d-cycles", true, {"sums", "marks", "split"}},
+                           {"allreduce", "d-cycles", true, {"sums", "split"}},
+                           {"scan", "hypercube", false, {"outgoing"}},
+                           {"alltoall", "dimension-exchange", false, {"pairs"}},
+                           {"aspc", "four-step", true, {"slots"}},
+                           {"descend", "pipelined", true, {"rounds"}}}) {
+        run_params p = params(pg.op, pg.algo, 3, pg.op == "descend" ? 16 : 3);
+        if (pg.all_port) p.ports = port_model::all_port;
+        const std::string header = record_steps(p).notation;
+        for (const auto& [name, phrase] : notation) {
+            INFO(pg.op, " ", pg.algo, ": ", header);
+            CHECK((header.find(phrase) != std::string::npos) == pg.uses.contains(name));
+        }
+    }
+}
