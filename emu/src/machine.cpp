@@ -396,8 +396,11 @@ std::vector<undelivered> drain(machine_state& m) {
             for (int k = 0; k < d; ++k) {
                 if (!m.links.has(std::size_t(i) * d + k)) continue; // another rank's
                 L& l = m.out_link<L>(i, k);
+                // The counts, not empty(), which would read the slot after the
+                // last message: slots no message used stay untouched.
+                if (l.pushed() == 0) continue;
                 undelivered u{i, i ^ (1 << k), k};
-                while (!l.empty()) {
+                while (l.consumed() < l.pushed()) {
                     const descriptor& desc = l.front();
                     u.messages += 1;
                     u.bytes += desc.bytes;
@@ -751,9 +754,10 @@ run_report machine::run(const std::function<void(node&)>& program) {
             r.links[std::size_t(i) * m.cfg.dim + k] = s.ends[k].sent;
     }
     // The router's share: over MPI rank 0's router counted every link's.
-    for (std::size_t l = 0; l < r.links.size(); ++l) {
-        r.links[l].messages += m.routes.traffic()[l].messages;
-        r.links[l].bytes += m.routes.traffic()[l].bytes;
+    const std::vector<link_stats>& routed = m.routes.traffic();
+    for (std::size_t l = 0; l < routed.size(); ++l) {
+        r.links[l].messages += routed[l].messages;
+        r.links[l].bytes += routed[l].bytes;
     }
     r.routed_messages = m.routes.messages();
     r.congestion = m.routes.congestion();

@@ -28,24 +28,30 @@ void router::reset(int p, int dim, bool trace) {
     p_ = p;
     dim_ = dim;
     trace_ = trace;
-    const key none{infinity, p, 0};
-    for (domain& dm : dom_) {
-        dm.bound.resize(std::size_t(p));
-        dm.queued.assign(std::size_t(p), {});
-        dm.low.assign(2 * std::size_t(p), none);
-        dm.low_queued.assign(2 * std::size_t(p), none);
-        for (int n = 0; n < p; ++n)
-            dm.bound[std::size_t(n)] = dm.low[std::size_t(p + n)] = {0, n, 0};
-        for (std::size_t i = std::size_t(p) - 1; i >= 1; --i)
-            dm.low[i] = std::min(dm.low[2 * i], dm.low[2 * i + 1]);
-        dm.busy.assign(std::size_t(p) * dim, {});
-    }
+    ready_ = false;
     shared_ = true;
     used_.store(false, std::memory_order_relaxed);
     messages_ = 0;
-    traffic_.assign(std::size_t(p) * dim, link_stats{});
+    traffic_.clear();
     congestion_.clear();
     fixes_.clear();
+}
+
+void router::prepare() {
+    if (ready_) return;
+    ready_ = true;
+    const key none{infinity, p_, 0};
+    domain& dm = dom_[0]; // dom_[1] is a copy of it when the clocks split
+    dm.bound.resize(std::size_t(p_));
+    dm.queued.assign(std::size_t(p_), {});
+    dm.low.assign(2 * std::size_t(p_), none);
+    dm.low_queued.assign(2 * std::size_t(p_), none);
+    for (int n = 0; n < p_; ++n)
+        dm.bound[std::size_t(n)] = dm.low[std::size_t(p_ + n)] = {0, n, 0};
+    for (std::size_t i = std::size_t(p_) - 1; i >= 1; --i)
+        dm.low[i] = std::min(dm.low[2 * i], dm.low[2 * i + 1]);
+    dm.busy.assign(std::size_t(p_) * dim_, {});
+    traffic_.assign(std::size_t(p_) * dim_, link_stats{});
 }
 
 // Recomputes node n's leaf and the blocks above it.
@@ -166,6 +172,7 @@ void router::place(int which, routed_message& msg, std::vector<int>& woken) {
 
 void router::submit(routed_message& msg, vclock bound, std::vector<int>& woken) {
     std::lock_guard lock(mu_);
+    prepare();
     used_.store(true, std::memory_order_relaxed);
     messages_ += 1;
     int x = msg.source;
@@ -190,6 +197,7 @@ void router::submit(routed_message& msg, vclock bound, std::vector<int>& woken) 
 
 void router::publish(int id, std::uint64_t seq, vclock bound, std::vector<int>& woken) {
     std::lock_guard lock(mu_);
+    prepare();
     split_unless_equal(bound);
     for (int which = 0; which < domains(); ++which)
         raise(which, id, {on(bound, which), id, seq}, woken);
@@ -197,6 +205,7 @@ void router::publish(int id, std::uint64_t seq, vclock bound, std::vector<int>& 
 
 void router::finish(int id, std::vector<int>& woken) {
     std::lock_guard lock(mu_);
+    prepare();
     for (int which = 0; which < domains(); ++which)
         raise(which, id, {infinity, id, 0}, woken);
 }
@@ -220,6 +229,7 @@ std::vector<congestion_event> router::congestion() const {
 // order among what is pending.
 bool router::force(std::vector<int>& woken) {
     std::lock_guard lock(mu_);
+    if (!ready_) return false;
     for (int which = domains() - 1; which >= 0; --which) {
         domain& dm = dom_[which];
         if (dm.low_queued[1].t == infinity) continue;
@@ -236,11 +246,13 @@ bool router::force(std::vector<int>& woken) {
 
 bool router::has_pending() {
     std::lock_guard lock(mu_);
-    return dom_[0].low_queued[1].t != infinity || dom_[1].low_queued[1].t != infinity;
+    return ready_ && (dom_[0].low_queued[1].t != infinity ||
+                      (!shared_ && dom_[1].low_queued[1].t != infinity));
 }
 
 bool router::pending_before(double t) {
     std::lock_guard lock(mu_);
+    if (!ready_) return false;
     // A message placed on the time clock but not yet on the steps clock is
     // not ready, whatever its arrival: the steps clock must place it first.
     return dom_[0].low_queued[1].t < t || (!shared_ && dom_[1].low_queued[1].t != infinity);
@@ -248,6 +260,7 @@ bool router::pending_before(double t) {
 
 router::bound router::least_other(int id) {
     std::lock_guard lock(mu_);
+    prepare();
     const domain& dm = dom_[0];
     key least{infinity, p_, 0};
     for (std::size_t i = std::size_t(p_ + id); i > 1; i /= 2)

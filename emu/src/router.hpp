@@ -167,7 +167,9 @@ private:
 
 class router {
 public:
-    // A run starts: nothing pending, every bound (0, node, 0).
+    // A run starts: nothing pending, every bound (0, node, 0). The state
+    // behind it is built when routed traffic begins (prepare): a run without
+    // routed messages touches none of it, at d = 16 some 80 MB.
     void reset(int p, int dim, bool trace);
 
     // The first routed send of a run, in this process: true for the one
@@ -207,6 +209,7 @@ public:
 
     // After the run (no lock needed then).
     std::uint64_t messages() const noexcept { return messages_; }
+    // Per link (from * dim + k), or empty when no routed message was sent.
     const std::vector<link_stats>& traffic() const noexcept { return traffic_; }
     // One event per delayed message, in key order (messages of different
     // blocks are placed in whatever order their blocks settle).
@@ -253,6 +256,7 @@ private:
         std::vector<std::vector<interval>> busy; // per link, sorted, disjoint
     };
 
+    void prepare(); // under the lock
     void update(domain& dm, int n);
     void settle(int which, int n, std::vector<int>& woken);
     void raise(int which, int n, key k, std::vector<int>& woken);
@@ -264,6 +268,7 @@ private:
     std::mutex mu_;
     int p_ = 1, dim_ = 0;
     bool trace_ = false;
+    bool ready_ = false; // dom_[0] and traffic_ built for this run (prepare)
     domain dom_[2];
     bool shared_ = true; // domain 0 stands for both clocks
     std::atomic<bool> used_{false};

@@ -130,15 +130,18 @@ std::string os_limit_problems(const config& c, const os_limits& lim) {
         why.push_back(threads + " and this process's " + std::to_string(lim.own_threads) +
                       " threads exceed RLIMIT_NPROC " + std::to_string(lim.nproc) +
                       " (raise it: ulimit -u " + raise_to(need) + ")");
+    // A link takes a 64-byte line and its slots, which take memory only as
+    // messages fill them (a slot plane each, emu/src/links/slots.hpp): memory
+    // for the line and one slot, address space for every slot.
     const double slots = double(std::bit_ceil(std::max<std::size_t>(c.link_capacity, 1)));
     const double links = double(p) * c.dim;
-    const double link_bytes = links * slots * double(detail::cache_line);
-    if (lim.memory > 0 && link_bytes > lim.memory)
-        why.push_back("with link_capacity " + std::to_string(c.link_capacity) + ", the " +
-                      std::to_string(std::llround(links)) + " links of " +
-                      std::to_string(std::llround(slots)) + " 64-byte slots need " +
-                      mebibytes(link_bytes) + ", more than the " + mebibytes(lim.memory) +
-                      " of memory (lower link_capacity)");
+    const double link_least = links * 2 * double(detail::cache_line);
+    const double link_bytes = links * (1 + slots) * double(detail::cache_line);
+    if (lim.memory > 0 && link_least > lim.memory)
+        why.push_back("its " + std::to_string(std::llround(links)) + " links need at least " +
+                      mebibytes(link_least) +
+                      " (a 64-byte line and a 64-byte slot each), more than the " +
+                      mebibytes(lim.memory) + " of memory");
     // Address space: the links' arena and, with fibers, every node's stack.
     const double stacks =
         threaded ? 0 : double(p) * double(detail::fiber_stack_stride(c.stack_bytes));

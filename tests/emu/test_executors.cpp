@@ -4,6 +4,7 @@
 // executors (tests/meson.build), which is where identical semantics are tested.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <span>
@@ -287,6 +288,45 @@ TEST_CASE("fibers: guard pages for as many stacks as vm.max_map_count leaves roo
     CHECK(guarded(16) == 28604);
     lim.max_map_count = -1;
     CHECK(guarded(16) == 1 << 16);
+}
+
+TEST_CASE("fibers: a node that writes into the red zone of an unguarded stack fails the run") {
+    // Guard pages for the first stacks only (vm.max_map_count): the others
+    // have a red zone, checked when a worker's last node finishes.
+    config c = with(executor_kind::fibers, 16);
+    c.stack_bytes = min_stack_bytes;
+    const auto guarded = int(footprint_of(c, read_os_limits()).guarded);
+    if (guarded >= 1 << c.dim) {
+        MESSAGE("every stack has a guard page here (vm.max_map_count): no red zone to test");
+        return;
+    }
+    // A few KiB past the stack's end, within its 16 KiB zone: two nodes far
+    // apart (other workers, other stretches of the check) and the last one.
+    struct deep {
+        static int down(int n) {
+            volatile char frame[512];
+            frame[0] = char(n);
+            return n == 0 ? frame[0] : down(n - 1) + frame[0];
+        }
+    };
+    const std::vector<int> overflowing{guarded + 1, (guarded + (1 << c.dim)) / 2, (1 << c.dim) - 1};
+    machine m(c);
+    std::vector<int> failed;
+    try {
+        m.run([&](node& me) {
+            if (std::find(overflowing.begin(), overflowing.end(), me.id()) != overflowing.end())
+                (void)deep::down(40); // 40 frames of 512 bytes: 20 KiB
+        });
+    } catch (const run_error& e) {
+        for (const auto& f : e.failures())
+            failed.push_back(f.node);
+        CHECK(std::string(e.what()).find("node " + std::to_string(overflowing[0]) +
+                                         ": overflowed its fiber stack of 16384 bytes") !=
+              std::string::npos);
+    }
+    CHECK(failed == overflowing);
+    // The zones were cleaned: the next run succeeds.
+    CHECK_NOTHROW(m.run([](node&) {}));
 }
 
 TEST_CASE("footprints: a thread per node takes a stack and a guard page, two mappings each") {

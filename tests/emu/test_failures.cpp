@@ -405,12 +405,17 @@ TEST_CASE("a machine the system's limits cannot take is refused before any threa
     fibers.executor = executor_kind::fibers;
     CHECK(os_limit_problems(fibers, lim).empty());
     lim.nproc = -1;
+    // Slots take memory as messages fill them: a large capacity costs address
+    // space; a link's line and first slot are what memory must hold.
     config big = cfg(12);
     big.link_capacity = max_link_capacity;
+    CHECK(os_limit_problems(big, lim).empty());
+    lim.memory = 4.0 * (1 << 20);
     CHECK(os_limit_problems(big, lim) ==
-          "machine: cannot start a 12-cube here: with link_capacity 1048576, the 49152 links of "
-          "1048576 64-byte slots need 3072.0 GiB, more than the 24.0 GiB of memory (lower "
-          "link_capacity); or use a smaller dimension");
+          "machine: cannot start a 12-cube here: its 49152 links need at least 6.0 MiB (a "
+          "64-byte line and a 64-byte slot each), more than the 4.0 MiB of memory; or use a "
+          "smaller dimension");
+    lim.memory = 24.0 * (1 << 30);
     // What the address-space limit (ulimit -v) leaves: the rings' 4 GiB at d
     // = 4, and with fibers 16 stacks of 256 KiB and a 16 KiB guard zone each.
     lim.address_space = 2.0 * (1 << 30);

@@ -36,16 +36,16 @@
 #include <tbb/cache_aligned_allocator.h>
 
 #include "message.hpp"
+#include "slots.hpp"
 
 namespace hcube::detail {
 
 class boost_spsc {
 public:
-    // Nothing besides itself in the link table's arena: spsc_queue allocates
-    // its slots.
-    static std::size_t extra_bytes(std::size_t) noexcept { return 0; }
+    // No slots of the link table's: spsc_queue allocates its own.
+    static std::size_t slot_count(std::size_t) noexcept { return 0; }
     // Holds up to `capacity` (>= 1) messages.
-    boost_spsc(std::size_t capacity, void*)
+    boost_spsc(std::size_t capacity, slot_place)
         : queue_(capacity) {}
     boost_spsc(const boost_spsc&) = delete;
     boost_spsc& operator=(const boost_spsc&) = delete;

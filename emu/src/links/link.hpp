@@ -27,6 +27,7 @@
 // push or a pop is a direct, inlinable call: no dispatch on the hot path.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <concepts>
@@ -47,14 +48,16 @@
 #include "boost_spsc.hpp"
 #include "message.hpp"
 #include "ring.hpp"
+#include "slots.hpp"
 
 namespace hcube::detail {
 
 template <class L>
-concept spsc_link = std::constructible_from<L, std::size_t, void*> && requires(L& l, const L& c) {
-    // construction: L(capacity, extra) in the link table's arena, with
-    // extra_bytes(capacity) zero-filled bytes for it at `extra`
-    { L::extra_bytes(std::size_t{}) } -> std::same_as<std::size_t>;
+concept spsc_link = std::constructible_from<L, std::size_t, slot_place> &&
+    requires(L& l, const L& c) {
+    // construction: L(capacity, place) in the link table's arena, with
+    // slot_count(capacity) zero-filled slots for it at `place` (links/slots.hpp)
+    { L::slot_count(std::size_t{}) } -> std::same_as<std::size_t>;
     // producer
     { l.writable() } -> std::same_as<bool>;
     { l.back() } -> std::same_as<descriptor&>; // fill in place, then publish()
@@ -90,7 +93,8 @@ decltype(auto) with_link_type(link_impl which, bool packed, F&& f) {
 
 // Zero-filled memory for a machine's links: an anonymous mapping aligned to 2
 // MiB and advised to use transparent huge pages (the kernel's THP setting is
-// often `madvise`, which gives them only to those who ask).
+// often `madvise`, which gives them only to those who ask). It reserves no
+// swap: its pages cost memory only once touched.
 class link_arena {
 public:
     static constexpr std::size_t huge_page = std::size_t(2) << 20;
@@ -100,7 +104,7 @@ public:
         if (bytes == 0) return;
         bytes_ = (bytes + huge_page - 1) / huge_page * huge_page;
         void* at = mmap(nullptr, bytes_ + huge_page, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (at == MAP_FAILED)
             throw error("machine: cannot map " + std::to_string(bytes_ >> 20) +
                         " MiB for the links: " + std::strerror(errno) +
@@ -141,9 +145,11 @@ private:
 };
 
 // Every directed link of a machine, all of one implementation, index
-// from * d + k; over MPI only those with an end on this rank. They sit side by
-// side in one arena with transparent huge pages: at d = 12 the rings take 60
-// MB, and on 4 KiB pages nearly every hop of a 12-step pattern missed the TLB.
+// from * d + k; over MPI only those with an end on this rank. The links sit
+// side by side in one arena and their slots in another, plane by plane
+// (links/slots.hpp), both on transparent huge pages: at d = 12 the rings take
+// 6 MB and a plane 3 MB, and on 4 KiB pages nearly every hop of a 12-step
+// pattern missed the TLB.
 class link_table {
 public:
     link_table() = default;
@@ -154,18 +160,26 @@ public:
     template <spsc_link L, class Needed>
     void build(std::size_t count, std::size_t capacity, Needed needed) {
         clear();
-        const std::size_t stride = round_up(sizeof(L) + L::extra_bytes(capacity), cache_line);
+        const std::size_t stride = round_up(sizeof(L), cache_line);
         std::size_t used = 0;
         for (std::size_t i = 0; i < count; ++i)
             used += needed(i) ? 1 : 0;
+        const std::size_t slots = L::slot_count(capacity);
+        const std::size_t planes = std::min(slots, plane_slots), deep = slots - planes;
         arena_ = link_arena(used * stride);
+        slots_ = link_arena(used * slots * cache_line);
         links_.assign(count, nullptr);
         destroy_ = [](void* l) { static_cast<L*>(l)->~L(); };
         char* at = arena_.data();
-        for (std::size_t i = 0; i < count; ++i)
+        char* const deep_slots = slots_.data() + planes * used * cache_line;
+        for (std::size_t i = 0, u = 0; i < count; ++i)
             if (needed(i)) {
-                links_[i] = new (at) L(capacity, at + sizeof(L));
+                const slot_place place{slots ? slots_.data() + u * cache_line : nullptr,
+                                       deep ? deep_slots + u * deep * cache_line : nullptr,
+                                       std::uint32_t(used), std::uint32_t(slots ? slots - 1 : 0)};
+                links_[i] = new (at) L(capacity, place);
                 at += stride;
+                ++u;
             }
     }
     bool has(std::size_t i) const noexcept { return links_[i] != nullptr; }
@@ -184,7 +198,7 @@ private:
         links_.clear();
     }
 
-    link_arena arena_;
+    link_arena arena_, slots_;
     std::vector<void*> links_;
     void (*destroy_)(void*) = nullptr;
 };

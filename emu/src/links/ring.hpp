@@ -12,15 +12,16 @@
 // about twice a raw cross-core flag's on a 2-core machine, the whole budget
 // of a link round trip (docs/design.md, bench-runtime).
 //
-//   producer line  tail, head_cache, slots, mask, capacity     (written by the producer)
-//   consumer line  head, reading, slots, mask                   (written by the consumer)
-//   slots          one cache line each: seq + descriptor, right after the two
-//                  lines (the link table's arena, links/link.hpp)
+//   producer line  where the slots are, capacity, tail, head_cache  (written by the producer)
+//   consumer line  where the slots are, reading, head              (written by the consumer)
+//   slots          one cache line each: seq + descriptor, in the link
+//                  table's planes (links/slots.hpp)
 //
-// packed_ring puts both sides on one line. A line written by both ends moves
-// between their cores once more per message, which costs a link whose ends
-// spin on two cores; but where nodes outnumber the cores most links join nodes
-// on one core, and a node-step then misses on one header line instead of two.
+// packed_ring puts both sides on one line (and where the slots are once). A
+// line written by both ends moves between their cores once more per message,
+// which costs a link whose ends spin on two cores; but where nodes outnumber
+// the cores most links join nodes on one core, and a node-step then misses on
+// one header line instead of two.
 // The machine packs its rings unless its nodes spin (machine.cpp).
 //
 // Memory ordering:
@@ -48,10 +49,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <type_traits>
 
 #include <hcube/config.hpp>
 
 #include "message.hpp"
+#include "slots.hpp"
 
 namespace hcube::detail {
 
@@ -60,19 +63,16 @@ class alignas(cache_line) basic_ring {
     struct slot;
 
 public:
-    // The bytes its slots take after the ring itself.
-    static std::size_t extra_bytes(std::size_t capacity) noexcept {
-        return std::bit_ceil(capacity) * sizeof(slot);
+    // The slots it needs (their place is the link table's, links/slots.hpp).
+    static std::size_t slot_count(std::size_t capacity) noexcept { return std::bit_ceil(capacity); }
+    // Holds up to `capacity` (>= 1) messages in slot_count(capacity)
+    // zero-filled slots at `place`. A zero slot is an empty one, so none is
+    // written here: a slot's page becomes resident when a message first uses
+    // it, and a ring of 2^20 slots costs only what its traffic touches.
+    basic_ring(std::size_t capacity, slot_place place)
+        : producer_{place, std::uint32_t(capacity)} {
+        if constexpr (!Packed) consumer_.place = place;
     }
-    // Holds up to `capacity` (>= 1) messages; its slots are at `extra`,
-    // extra_bytes(capacity) zero-filled bytes aligned to a cache line (the link
-    // table's arena). A zero slot is an empty one, so none is written here:
-    // a slot's page becomes resident when a message first uses it, and a
-    // ring of 2^20 slots costs only what its traffic touches.
-    basic_ring(std::size_t capacity, void* extra)
-        : producer_{static_cast<slot*>(extra), std::uint32_t(std::bit_ceil(capacity) - 1),
-                    std::uint32_t(capacity)}
-        , consumer_{producer_.slots, producer_.mask} {}
     basic_ring(const basic_ring&) = delete;
     basic_ring& operator=(const basic_ring&) = delete;
 
@@ -91,11 +91,11 @@ public:
     // hop measurably) and then published; only when writable().
     descriptor& back() noexcept {
         auto& p = producer_;
-        return p.slots[p.tail & p.mask].d;
+        return slot_at(p.place, p.tail).d;
     }
     void publish() noexcept {
         auto& p = producer_;
-        slot& s = p.slots[p.tail & p.mask];
+        slot& s = slot_at(p.place, p.tail);
         ++p.tail;
         s.seq.store(p.tail, std::memory_order_release);
     }
@@ -111,15 +111,13 @@ public:
     void prefetch_consumer() const noexcept { __builtin_prefetch(&consumer_, 1); }
 
     bool empty() const noexcept {
-        const auto& c = consumer_;
-        const std::uint64_t h = c.head.load(std::memory_order_relaxed);
-        return c.slots[h & c.mask].seq.load(std::memory_order_acquire) != h + 1;
+        const std::uint64_t h = consumer_.head.load(std::memory_order_relaxed);
+        return slot_at(consumer_place(), h).seq.load(std::memory_order_acquire) != h + 1;
     }
 
     // The oldest message; only when !empty().
     const descriptor& front() const noexcept {
-        const auto& c = consumer_;
-        return c.slots[c.head.load(std::memory_order_relaxed) & c.mask].d;
+        return slot_at(consumer_place(), consumer_.head.load(std::memory_order_relaxed)).d;
     }
 
     // Releases the front slot (and with it the message) to the producer.
@@ -143,8 +141,9 @@ public:
     void rewind() noexcept {
         const std::uint64_t n = consumer_.head.load(std::memory_order_relaxed);
         if (n == 0) return;
-        for (std::uint64_t i = n - std::min<std::uint64_t>(n, consumer_.mask + 1); i < n; ++i)
-            consumer_.slots[i & consumer_.mask].seq.store(0, std::memory_order_relaxed);
+        const slot_place& place = consumer_place();
+        for (std::uint64_t i = n - std::min<std::uint64_t>(n, place.mask + 1); i < n; ++i)
+            slot_at(place, i).seq.store(0, std::memory_order_relaxed);
         consumer_.head.store(0, std::memory_order_relaxed);
         producer_.tail = 0;
         producer_.head_cache = 0;
@@ -154,11 +153,11 @@ public:
     // thread while neither end moves: it reads only published slots (their seq,
     // with acquire), never an index the producer owns.
     link_backlog pending() const noexcept {
-        const auto& c = consumer_;
-        const std::uint64_t head = c.head.load(std::memory_order_acquire);
+        const slot_place& place = consumer_place();
+        const std::uint64_t head = consumer_.head.load(std::memory_order_acquire);
         link_backlog b;
-        for (std::uint64_t n = head; n - head <= c.mask; ++n) {
-            const slot& s = c.slots[n & c.mask];
+        for (std::uint64_t n = head; n - head <= place.mask; ++n) {
+            const slot& s = slot_at(place, n);
             if (s.seq.load(std::memory_order_acquire) != n + 1) break;
             b.messages += 1;
             b.bytes += s.d.bytes;
@@ -173,21 +172,32 @@ private:
     };
     static_assert(sizeof(slot) == cache_line, "a slot (seq + descriptor) is one cache line");
 
-    // Each side on a line of its own, or both on one (Packed).
+    static slot& slot_at(const slot_place& place, std::uint64_t n) noexcept {
+        return *static_cast<slot*>(place.at(n));
+    }
+
+    // Each side on a line of its own, with its own copy of where the slots
+    // are (read-only, so the copies never move between cores); or both sides
+    // on one line, with one copy (Packed).
+    struct no_place {};
     static constexpr std::size_t side_align = Packed ? alignof(std::uint64_t) : cache_line;
     struct alignas(side_align) producer_side {
-        slot* slots;
-        std::uint32_t mask; // capacities are at most max_link_capacity (2^20)
-        std::uint32_t capacity;
+        slot_place place;
+        std::uint32_t capacity;       // at most max_link_capacity (2^20)
         std::uint64_t tail = 0;       // messages pushed
         std::uint64_t head_cache = 0; // a lower bound of consumer_.head
     };
     struct alignas(side_align) consumer_side {
-        slot* slots;
-        std::uint32_t mask;
+        [[no_unique_address]] std::conditional_t<Packed, no_place, slot_place> place;
         std::atomic<bool> reading{false};
         std::atomic<std::uint64_t> head{0}; // messages consumed
     };
+    const slot_place& consumer_place() const noexcept {
+        if constexpr (Packed)
+            return producer_.place;
+        else
+            return consumer_.place;
+    }
     producer_side producer_;
     consumer_side consumer_;
 };
