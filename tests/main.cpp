@@ -2,11 +2,17 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+
+#include <sys/wait.h>
 
 #include "deadline.hpp"
 #include "sanitizers.hpp"
@@ -25,6 +31,35 @@ double default_deadline() {
     return seconds * hcube::test::sanitizer_slowdown;
 }
 
+// A lost wake-up leaves every thread asleep: a case whose process used less
+// than idle_cpu seconds of CPU over the last idle_window seconds is hung,
+// unless a child it waits for does the work. No case sleeps that long, and a
+// runnable process gets far more CPU than that even on a loaded machine.
+const double idle_window = 10.0 * hcube::test::sanitizer_slowdown;
+constexpr double idle_cpu = 0.1;
+
+double process_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return double(t.tv_sec) + double(t.tv_nsec) * 1e-9;
+}
+
+std::string seconds(double s) {
+    return std::to_string(std::lround(s)) + " s";
+}
+
+bool has_children() {
+    siginfo_t info{};
+    return waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
+void hung(const std::string& name, const std::string& why) {
+    std::fprintf(stderr, "\ntest case \"%s\" %s: a hang, such as a lost wake-up\n", name.c_str(),
+                 why.c_str());
+    std::fflush(stderr);
+    std::_Exit(1); // no unwinding: the hung threads hold locks
+}
+
 class deadline_listener : public doctest::IReporter {
 public:
     explicit deadline_listener(const doctest::ContextOptions&) {}
@@ -34,6 +69,7 @@ public:
         watch().name = tc.m_name;
         watch().limit = default_deadline();
         watch().since = clock_type::now();
+        watch().cpu.clear();
         watch().running = true;
     }
     static void extend(double seconds) {
@@ -62,6 +98,7 @@ private:
         std::string name;
         double limit = 0;
         clock_type::time_point since;
+        std::deque<std::pair<clock_type::time_point, double>> cpu; // this case's samples
         bool running = false;
     };
     // The watcher thread starts with the first test case and lives as long
@@ -73,14 +110,19 @@ private:
                 for (;;) {
                     std::this_thread::sleep_for(std::chrono::milliseconds(100));
                     std::lock_guard lock(s.mu);
-                    const std::chrono::duration<double> took = clock_type::now() - s.since;
-                    if (!s.running || took.count() < s.limit) continue;
-                    std::fprintf(stderr,
-                                 "\ntest case \"%s\" still running after %.0f s (its deadline): "
-                                 "a hang, such as a lost wake-up\n",
-                                 s.name.c_str(), took.count());
-                    std::fflush(stderr);
-                    std::_Exit(1); // no unwinding: the hung threads hold locks
+                    const auto now = clock_type::now();
+                    const std::chrono::duration<double> took = now - s.since;
+                    if (!s.running) continue;
+                    if (took.count() >= s.limit)
+                        hung(s.name,
+                             "still running after " + seconds(took.count()) + " (its deadline)");
+                    const double cpu = process_cpu_seconds();
+                    s.cpu.emplace_back(now, cpu);
+                    const std::chrono::duration<double> span = now - s.cpu.front().first;
+                    if (span.count() < idle_window) continue;
+                    if (cpu - s.cpu.front().second < idle_cpu && !has_children())
+                        hung(s.name, "used almost no CPU for " + seconds(span.count()));
+                    s.cpu.pop_front();
                 }
             }).detach();
             return true;
