@@ -718,10 +718,10 @@ void big_cube_rows(report& out, const settings& s) {
             rss.push_back(c.rss_mib);
         }
         const double node_steps = double(d) * double(1 << d);
-        const std::string runs = " (median of " + std::to_string(reps) + ")";
-        out.add({"a fresh page per node, touched" + runs, d, median(floor), "s", no_value, true});
-        out.add({"fibers: start, allreduce, stop, exit" + runs, d, median(seconds), "s",
-                 3e-6 * node_steps, true});
+        const std::string runs = ", median of " + std::to_string(reps);
+        out.add({"fresh page per node" + runs, d, median(floor), "s", no_value, true});
+        out.add({"fibers start, allreduce, stop" + runs, d, median(seconds), "s", 3e-6 * node_steps,
+                 true});
         out.add({"per node-step", d, median(seconds) / node_steps * 1e6, "us", 3, true});
         const double rss_limit = d == 18 ? 3072 : d == 20 ? 12288 : no_value;
         out.add({"max RSS of that", d, median(rss), "MiB", rss_limit, true});
