@@ -12,18 +12,6 @@
 
 namespace hcube {
 
-std::string_view to_string(backend_kind b) noexcept {
-    switch (b) {
-    case backend_kind::in_process:
-        return "in-process";
-    case backend_kind::mpi:
-        return "mpi";
-    case backend_kind::automatic:
-        break;
-    }
-    return "automatic";
-}
-
 namespace {
 
 std::string node_message(int node, const std::string& what) {

@@ -84,17 +84,10 @@ void watchdog_tick(machine_state& m);
 // from a node program is refused instead of waiting for itself (machine.cpp).
 void enter_node_thread() noexcept;
 
-// The CPUs the calling thread may run on (at least one entry).
-std::vector<int> usable_cpus();
-// Moves the calling thread to `cpu` now (binding itself there moves it at
-// once) and gives it back its own affinity mask, under which the kernel
-// mostly leaves it there. False if the mask excludes `cpu` or a call failed.
-bool move_to_cpu(int cpu) noexcept;
-
 // Every node its own OS thread (threads.cpp).
 std::unique_ptr<executor> make_thread_executor(machine_state& m);
 // Whether its nodes will spin (executor::spins): each has a core of its own,
-// and no rank shares them (docs/mpi.md). Known before it starts.
+// and no other process shares them (backend.hpp). Known before it starts.
 bool thread_nodes_spin(const machine_state& m);
 
 // Fibers: address space per node (its stack and the guard zone below it),

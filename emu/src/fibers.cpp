@@ -38,7 +38,9 @@
 #endif
 
 #include "executor.hpp"
+#include "run_gate.hpp"
 #include "state.hpp"
+#include "sys/cpus.hpp"
 
 // The C++ runtime's per-thread exception state (libstdc++ and libc++abi:
 // the stack of caught exceptions and the count of uncaught ones). A fiber
@@ -354,7 +356,7 @@ public:
         , workers_(std::make_unique<worker[]>(std::size_t(workers)))
         , count_(workers)
         , cpus_(usable_cpus()) {
-        // The nodes this process runs (over MPI, this rank's subcube).
+        // The nodes this process runs (backend.hpp).
         const std::int64_t first = m.local_begin, nodes = m.local_end - m.local_begin;
         for (int w = 0; w < count_; ++w) {
             worker& wk = workers_[w];

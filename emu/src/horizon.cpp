@@ -1,12 +1,8 @@
 // The virtual-time horizon (horizon.hpp has the argument) and the park hooks
 // that serve it and the router (park.hpp).
 #include "horizon.hpp"
-
-#include <limits>
-#include <mutex>
-#include <vector>
-
 #include "park.hpp"
+#include "routed.hpp"
 
 namespace hcube::detail {
 
@@ -20,9 +16,9 @@ int choose_source(machine_state& m, node_state& s, int id) {
     // Bounds before the inbox, as choose_link: a sender submits its message to
     // the router only after putting it in the inbox, so a message sent after
     // the bound read here was placed is seen below, and one sent later starts
-    // no earlier than that bound. Over MPI the router is rank 0's.
-    const router::bound other = m.net ? router::bound{-std::numeric_limits<double>::infinity(), -1}
-                                      : m.routes.least_other(id);
+    // no earlier than that bound.
+    int other_node = -1;
+    const double other_time = m.world->least_other_bound(id, other_node);
     choice best, unplaced;
     {
         std::lock_guard lock(s.routed_mu);
@@ -37,7 +33,7 @@ int choose_source(machine_state& m, node_state& s, int id) {
     if (best.from < 0) return -1;
     if (take_forced(s)) return best.from;
     if (!(best < unplaced)) return -1;
-    return best < choice{other.time + least_duration(m), other.node} ? best.from : -1;
+    return best < choice{other_time + least_duration(m), other_node} ? best.from : -1;
 }
 
 int least_chooser(const machine_state& m) {
@@ -59,7 +55,7 @@ int least_chooser(const machine_state& m) {
 void force_choice(machine_state& m, node_state& n) {
     // Seen by the chooser before or with the ring that wakes it.
     n.forced.store(true, std::memory_order_seq_cst);
-    m.wake(n);
+    wake(m, n);
 }
 
 // If every unfinished local node is really parked (none rung on its way down),
@@ -68,8 +64,8 @@ void force_choice(machine_state& m, node_state& n) {
 // rise any more: the least chooser is told to take its candidate, or, when a
 // routed message wants to start before that candidate's arrival, the router
 // places its next message anyway (router.hpp), until a placement wakes
-// someone or nothing is left. Over MPI a rank cannot see the others' nodes:
-// rank 0 decides the same way once every rank is idle (docs/mpi.md).
+// someone or nothing is left. A backend of several processes decides the same
+// way once every process is idle (backend.hpp, all_nodes_here).
 void last_parked(machine_state& m) {
     const auto all_parked = [&] {
         for (int i = m.local_begin; i < m.local_end; ++i)
@@ -79,7 +75,7 @@ void last_parked(machine_state& m) {
     };
     // Lenders first: going on, they may send messages with smaller keys than
     // a forced placement's.
-    if (m.net) return void(all_parked() && release_loans(m));
+    if (!m.world->traits_of().all_nodes_here) return void(all_parked() && release_loans(m));
     // Nothing is lent, pending or chosen before routed traffic or a choice
     // begins; the last node's acq_rel on `active` sees a parked node's start.
     const bool choosing = m.choosing.load(std::memory_order_relaxed);
@@ -93,7 +89,7 @@ void last_parked(machine_state& m) {
             return force_choice(m, m.nodes[who]);
         }
         if (!m.routes.force(woken)) return;
-        m.wake_each(woken);
+        wake_each(m, woken);
     }
 }
 

@@ -46,15 +46,17 @@ inline vclock next_send_bound(const node_state& s) noexcept {
 }
 
 // The first choice of a run: from now on parking nodes publish next_send
-// (and over MPI, rank 0 decides for the job's choosers when all are idle).
+// (and a backend of several processes decides for the job's choosers when
+// all are idle).
 inline void begin_choosing(machine_state& m) {
     if (m.choosing.load(std::memory_order_relaxed)) return;
     m.choosing.store(true, std::memory_order_relaxed);
-    if (m.net) m.net->start_choosing();
+    m.world->start_choosing();
 }
 
 // The local choosers' least candidate (then the lower node), or -1. Only
-// while every local node is parked, finished or (over MPI) waiting inline.
+// while every local node is parked, finished or waiting in the backend
+// (backend::caller_runs_node).
 int least_chooser(const machine_state& m);
 // Tells node n to take its candidate (it is waiting to choose).
 void force_choice(machine_state& m, node_state& n);

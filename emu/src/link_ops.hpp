@@ -21,6 +21,7 @@
 #include "charge.hpp"
 #include "digest.hpp"
 #include "horizon.hpp"
+#include "links/copy_out.hpp"
 #include "node_errors.hpp"
 #include "park.hpp"
 #include "state.hpp"
@@ -143,8 +144,8 @@ struct access {
             d.ptr = copy;
         }
         l.publish();
-        m.wake(m.nodes[peer], wake_event::arrival);
-        if (m.net) m.net->progress(); // ship it now if it leaves this rank
+        wake(m, m.nodes[peer], wake_event::arrival);
+        if (m.polls) m.world->progress(); // ship it now if it leaves the process
 
         s.ends[k].sent.messages += 1;
         s.ends[k].sent.bytes += bytes;
@@ -192,25 +193,13 @@ struct access {
         L& l = in(k);
         const descriptor& d = l.front();
         void* dst = dest(d);
-        const bool borrowed = d.kind == payload::borrowed;
-        if (borrowed) {
-            l.reading().store(true, std::memory_order_seq_cst);
-            if (m.cancelled.load(std::memory_order_seq_cst)) {
-                l.reading().store(false, std::memory_order_release);
-                throw run_cancelled{};
-            }
-        }
-        if (d.kind == payload::inline_bytes)
-            d.load_inline(dst);
-        else
-            std::memcpy(dst, d.ptr, d.bytes);
-        if (borrowed) l.reading().store(false, std::memory_order_release);
+        if (!copy_payload(l, d, dst, m.cancelled)) throw run_cancelled{};
         if (m.cfg.digest) s.digest += message_digest(k, d.arrival, dst, d.bytes);
         if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
         const vclock arrival = d.arrival;
         const vclock dur = m.message_duration(d.bytes, elem);
         l.pop();
-        m.wake(m.nodes[id ^ (1 << k)], wake_event::take);
+        wake(m, m.nodes[id ^ (1 << k)], wake_event::take);
         charge_receive(m, s, arrival, dur);
         if (m.cfg.trace) record_receipt(s, id ^ (1 << k), k);
     }

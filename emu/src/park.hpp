@@ -4,8 +4,7 @@
 // no node active. Private to emu/src.
 #pragma once
 
-#include <chrono>
-#include <string>
+#include <vector>
 
 #include "state.hpp"
 
@@ -14,14 +13,69 @@ namespace hcube::detail {
 // Spin budget when every thread has a core (then the executor's yields,
 // executor.hpp, before parking).
 constexpr int spin_rounds = 4000;
-// Over MPI a waiting node first moves messages between ranks itself (each
-// round one MPI probe, or a yield while another thread is at it): in a
-// one-node-per-rank job the caller of run() would otherwise relay every
-// message with a thread hand-off on each side.
-constexpr int network_rounds = 2000;
 
 inline void throw_if_cancelled(const machine_state& m) {
     if (m.cancelled.load(std::memory_order_acquire)) throw run_cancelled{};
+}
+
+// n parks or finishes: true if it was the last active node.
+inline bool deactivate(const machine_state& m, const node_state& n) noexcept {
+    return n.group->count.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+           m.active.fetch_sub(1, std::memory_order_acq_rel) == 1;
+}
+
+// n is active again (woken, or back from a spurious park).
+inline void activate(const machine_state& m, const node_state& n) noexcept {
+    if (n.group->count.fetch_add(1, std::memory_order_relaxed) == 0)
+        m.active.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Wakes `n` if it is about to park or parked on a wait that `event` can end.
+// Call after publishing whatever it waits for; the barrier pairs with
+// park_barrier in wait_until.
+inline void wake(const machine_state& m, node_state& n,
+                 wake_event event = wake_event::any) noexcept {
+    if (m.asymmetric)
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+    else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    // The waker that claims the wait (exchange) counts the node active again
+    // before it rings, so the machine never looks all parked while a woken
+    // node has yet to run (horizon.cpp, last_parked); others need not ring,
+    // the bell has changed. It counts the node before it claims: a node that
+    // finds its wait claimed takes that count as its own (wait_until) and may
+    // park again at once, so the count must already be there, or its group
+    // could drop to zero under it and `active` drift for good.
+    if (!(n.waiting.load(std::memory_order_relaxed) & std::uint8_t(event))) return;
+    activate(m, n);
+    if (n.waiting.exchange(0, std::memory_order_acq_rel)) {
+        n.bell.fetch_add(1, std::memory_order_seq_cst);
+        m.exec->unpark(n);
+    } else {
+        // Claimed by another waker, or ended by the node itself: the count
+        // goes back, as activate's exact inverse (the node counts itself).
+        (void)deactivate(m, n);
+    }
+}
+
+// Wakes every node in `ids` (the destinations of routed messages the router
+// just placed; those in other processes through the backend) and empties it.
+inline void wake_each(const machine_state& m, std::vector<int>& ids) noexcept {
+    for (const int n : ids)
+        if (m.is_local(n))
+            wake(m, m.nodes[n]);
+        else
+            m.world->placed_remote(n);
+    ids.clear();
+}
+
+// The parker's half of the barrier pair, between waiting = true and the final
+// re-check.
+inline void park_barrier(const machine_state& m) noexcept {
+    if (m.asymmetric)
+        heavy_barrier();
+    else
+        std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
 // A node that failed its last re-check and is about to park publishes what
@@ -32,47 +86,13 @@ void about_to_park(machine_state& m, node_state& s);
 // (lent payloads buffered, a choice or a routed placement forced).
 void last_parked(machine_state& m);
 
-// A rank's only node, run by the caller of run() (state.hpp, inline_node):
-// nobody else moves its messages, so it never parks; after
-// config::mpi_quiet_limit with nothing moving it ends the job, as the caller's
-// watchdog does for parked nodes (machine.cpp).
-template <class Ready>
-inline void wait_moving(machine_state& m, node_state& s, Ready ready, wait_info info) {
-    struct waiting_flag { // the backend's forced placements ask (mpi.cpp)
-        bool& on;
-        explicit waiting_flag(bool& b)
-            : on(b) {
-            on = true;
-        }
-        ~waiting_flag() { on = false; }
-    } flag(m.inline_waiting);
-    s.waiting_for = info; // for the backend's statuses (a chooser's candidate)
-    auto quiet_since = std::chrono::steady_clock::now();
-    for (idle_backoff idle; !ready();) {
-        throw_if_cancelled(m);
-        if (m.net->progress()) {
-            idle.reset();
-            quiet_since = std::chrono::steady_clock::now();
-            continue;
-        }
-        idle.pause();
-        if (std::chrono::steady_clock::now() - quiet_since >= m.cfg.mpi_quiet_limit)
-            m.net->abort("every node of this rank stayed blocked for " +
-                         std::to_string(m.cfg.mpi_quiet_limit.count()) +
-                         " ms with no message moving (config::mpi_quiet_limit); a deadlock "
-                         "across ranks?\n  node " +
-                         std::to_string(&s - m.nodes.get()) + ": " +
-                         describe_wait(m.cfg.dim, info));
-    }
-}
-
 // Blocks until ready() holds: a bounded spin (only when nodes have a core
 // each), a few yields, then park on the doorbell (the executor's park).
 //
-// Parking protocol (a Dekker pair with machine_state::wake): the waiter stores
+// Parking protocol (a Dekker pair with wake): the waiter stores
 // waiting = the events that can end its wait (ended_by), passes the park
 // barrier, re-checks ready(); a waker publishes its data, passes its barrier,
-// loads waiting (state.hpp: both barriers are fences, or the parker's is a
+// loads waiting (sys/barrier.hpp: both barriers are fences, or the parker's is a
 // membarrier and the waker's free). At least one of them sees the other's
 // store, so either the re-check succeeds or the waker rings the bell, if its
 // event is one of those: no other can make this ready() true. The bell value
@@ -87,14 +107,7 @@ inline void wait_moving(machine_state& m, node_state& s, Ready ready, wait_info 
 template <class Ready>
 inline void wait_until(machine_state& m, node_state& s, Ready ready, wait_info info) {
     if (ready()) return;
-    if (m.net) {
-        if (m.inline_node) return wait_moving(m, s, ready, info);
-        for (int i = 0; i < network_rounds; ++i) {
-            throw_if_cancelled(m);
-            if (!m.net->progress()) m.exec->yield();
-            if (ready()) return;
-        }
-    }
+    if (m.polls && m.world->wait_polling(s, ready_ref(ready), info)) return;
     if (m.spin) {
         for (int i = 0; i < spin_rounds; ++i) {
             cpu_relax();
@@ -116,7 +129,7 @@ inline void wait_until(machine_state& m, node_state& s, Ready ready, wait_info i
         const std::uint32_t seq = s.bell.load(std::memory_order_acquire);
         throw_if_cancelled(m);
         s.waiting.store(std::uint8_t(ended_by(info.kind)), std::memory_order_relaxed);
-        m.park_barrier();
+        park_barrier(m);
         if (ready()) {
             // A waker that claimed this wait counted us active a second time
             // (before its claim, which this acquire sees). Not its group's
@@ -132,11 +145,11 @@ inline void wait_until(machine_state& m, node_state& s, Ready ready, wait_info i
         s.park_epoch.fetch_add(1, std::memory_order_relaxed);
         s.parked.store(true, std::memory_order_release);
         about_to_park(m, s);
-        if (m.deactivate(s)) last_parked(m);
+        if (deactivate(m, s)) last_parked(m);
         m.exec->park(s, seq);
         // Unless a waker claimed the wait and counted us (cancel and spurious
         // wake-ups do not).
-        if (s.waiting.exchange(0, std::memory_order_acquire)) m.activate(s);
+        if (s.waiting.exchange(0, std::memory_order_acquire)) activate(m, s);
         s.parked.store(false, std::memory_order_relaxed);
         if (ready()) return;
     }

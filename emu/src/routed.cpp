@@ -17,6 +17,7 @@
 #include "horizon.hpp"
 #include "node_errors.hpp"
 #include "park.hpp"
+#include "routed.hpp"
 #include "state.hpp"
 #include "trace_records.hpp"
 
@@ -25,11 +26,6 @@ namespace hcube {
 using namespace detail;
 
 namespace {
-
-// The machine's router is in this process (over MPI: on rank 0; remote.hpp).
-bool router_here(const machine_state& m) {
-    return !m.net || m.net->rank() == 0;
-}
 
 // Records that the router will hold at least (bound, seq) for this node; false
 // if it already does on both clocks, so the publish would change nothing.
@@ -44,30 +40,22 @@ bool tell_router(node_state& s, vclock bound, std::uint64_t seq) {
 
 } // namespace
 
+std::map<int, link_backlog> detail::routed_backlog(node_state& s) {
+    std::map<int, link_backlog> by_source;
+    std::lock_guard lock(s.routed_mu);
+    s.routed_in.for_each([&](const routed_message& msg) {
+        link_backlog& b = by_source[msg.source];
+        b.messages += 1;
+        b.bytes += msg.bytes;
+    });
+    return by_source;
+}
+
 void detail::publish_routed_bound(machine_state& m, node_state& s, const routed_message* awaited) {
     vclock bound = next_send_bound(s);
     if (awaited) bound = max(bound, awaited->wanted + awaited->duration);
     if (!tell_router(s, bound, s.routed_seq)) return;
-    const int id = int(&s - m.nodes.get());
-    if (!router_here(m)) return m.net->publish_routed(id, s.routed_seq, bound);
-    thread_local std::vector<int> woken;
-    m.routes.publish(id, s.routed_seq, bound, woken);
-    m.wake_each(woken);
-}
-
-void detail::route_finish(machine_state& m, int id) {
-    // Pairs with the fence in the start of routed traffic (begin_routing here,
-    // the backend's over MPI): a node that finishes then is told to the router
-    // by it, by this, or by both (finishing twice changes nothing). Until
-    // then a run pays no router lock per node.
-    if (!router_here(m) || !m.net) {
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        if (!routed_in_use(m)) return;
-        if (m.net) return m.net->finish_routed(id);
-    }
-    thread_local std::vector<int> woken;
-    m.routes.finish(id, woken);
-    m.wake_each(woken);
+    m.world->publish_routed(int(&s - m.nodes.get()), s.routed_seq, bound);
 }
 
 namespace {
@@ -76,7 +64,7 @@ namespace {
 // the port for t_s + t_w m from then, whatever congestion later does to its
 // arrival (the router buffers it where it waits), so the sender never waits
 // for the router. The payload is copied into the message, or with `lend` the
-// message points at it (routed_loan). A message to another rank (MPI) always
+// message points at it (routed_loan). A message to a node of another process always
 // points at it: the backend copies it out before this returns. Returns the
 // message's seq.
 std::uint64_t post_routed(machine_state& m, node_state& s, int id, const char* op, int dest,
@@ -93,7 +81,7 @@ std::uint64_t post_routed(machine_state& m, node_state& s, int id, const char* o
     const vclock start = max(s.clock, port);
     port = start + dur;
 
-    // Over MPI a message to another rank's node is shipped from here.
+    // A message to a node of another process is shipped from here.
     const bool local_dest = m.is_local(dest);
     const auto* payload = static_cast<const unsigned char*>(data);
     std::vector<unsigned char> copy;
@@ -126,24 +114,7 @@ std::uint64_t post_routed(machine_state& m, node_state& s, int id, const char* o
     const std::uint64_t seq = s.routed_seq - 1;
     const vclock bound = next_send_bound(s);
     tell_router(s, bound, s.routed_seq);
-    if (m.net) {
-        m.net->submit_routed(*msg, bound);
-        if (local_dest) m.wake(d);
-        m.net->progress();
-        return seq;
-    }
-    thread_local std::vector<int> woken;
-    if (m.routes.begin()) {
-        // Nodes that finished before this send's traffic began (route_finish).
-        std::atomic_thread_fence(std::memory_order_seq_cst);
-        for (int i = 0; i < m.p; ++i)
-            if (m.nodes[i].done.load(std::memory_order_relaxed)) m.routes.finish(i, woken);
-    }
-    m.routes.submit(*msg, bound, woken);
-    // The destination sees the message now, placed or not (if not, it tells
-    // the router it waits for it).
-    if (std::find(woken.begin(), woken.end(), dest) == woken.end()) woken.push_back(dest);
-    m.wake_each(woken);
+    m.world->submit_routed(*msg, bound);
     return seq;
 }
 
@@ -158,7 +129,7 @@ void buffer_lent(routed_message& msg) {
 void return_loan(machine_state& m, int lender) {
     m.loans_out.fetch_sub(1, std::memory_order_relaxed);
     m.nodes[lender].loans_returned.fetch_add(1, std::memory_order_release);
-    m.wake(m.nodes[lender]);
+    wake(m, m.nodes[lender]);
 }
 
 // A payload that sendrecv_routed lent to its routed message instead of copying

@@ -1,209 +1,31 @@
-// Runtime internals: message descriptors, links, per-node and per-machine state.
-// Private to emu/src; node.hpp only forward-declares these.
+// The runtime's data: what each node owns and what the machine shares. The
+// operations on it live with their concern (park.hpp waits and wakes,
+// link_ops.hpp moves messages, routed.cpp routes). Private to emu/src; node.hpp
+// only forward-declares these.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <functional>
-#include <limits>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <new>
-#include <string>
-#include <thread>
-#include <utility>
 #include <vector>
-
-#include <cerrno>
-#include <chrono>
-#include <climits>
-#include <ctime>
-
-#include <linux/futex.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <tbb/cache_aligned_allocator.h>
-#include <tbb/scalable_allocator.h>
 
 #include <hcube/config.hpp>
 #include <hcube/report.hpp>
 
+#include "alloc.hpp"
+#include "backend.hpp"
 #include "executor.hpp"
 #include "links/link.hpp"
-#include "remote.hpp"
 #include "router.hpp"
+#include "sys/barrier.hpp"
+#include "sys/futex.hpp"
+#include "wait_info.hpp"
 
 namespace hcube::detail {
-
-// Heap payloads and a node's own vectors come from oneTBB's allocators:
-// per-thread pools, no global lock across thousands of node threads, and
-// vectors on cache lines of their own (owned<T>: neighbouring nodes' small
-// vectors would otherwise share lines, and every send writes them). oneTBB is
-// not instrumented, so a sanitizer sees neither its cross-thread block reuse
-// (false races under TSan) nor its block bounds (ASan); sanitized builds use
-// the system allocator.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline void* payload_alloc(std::size_t bytes) noexcept {
-    return std::malloc(bytes);
-}
-inline void payload_free(void* p) noexcept {
-    std::free(p);
-}
-template <class T>
-struct line_allocator {
-    using value_type = T;
-    line_allocator() = default;
-    template <class U>
-    line_allocator(const line_allocator<U>&) noexcept {}
-    T* allocate(std::size_t n) {
-        return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{cache_line}));
-    }
-    void deallocate(T* p, std::size_t) noexcept {
-        ::operator delete (p, std::align_val_t{cache_line});
-    }
-    friend bool operator==(const line_allocator&, const line_allocator&) = default;
-};
-#else
-inline void* payload_alloc(std::size_t bytes) noexcept {
-    return scalable_malloc(bytes);
-}
-inline void payload_free(void* p) noexcept {
-    scalable_free(p);
-}
-template <class T>
-using line_allocator = tbb::cache_aligned_allocator<T>;
-#endif
-
-template <class T>
-using owned = std::vector<T, line_allocator<T>>;
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
-// Parking is a raw Linux futex rather than std::atomic::wait: libstdc++'s wait
-// spins and yields before it blocks (our own policy in wait_until already did)
-// and counts waiters in 16 global buckets, one shared cache line per 256 of
-// 4096 threads; and the caller of run() needs a timed wait (the watchdog tick).
-// Wake-ups may be spurious; every caller re-checks its condition.
-inline long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value,
-                  const timespec* timeout) noexcept {
-    static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
-    return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op, value, timeout, nullptr,
-                   0);
-}
-
-// Sleeps while word == old.
-inline void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t old) noexcept {
-    futex(word, FUTEX_WAIT_PRIVATE, old, nullptr);
-}
-
-// The same with a timeout; false when it expired.
-inline bool futex_wait_for(std::atomic<std::uint32_t>& word, std::uint32_t old,
-                           std::chrono::nanoseconds timeout) noexcept {
-    const auto ns = timeout.count();
-    const timespec ts{time_t(ns / 1000000000), long(ns % 1000000000)};
-    return !(futex(word, FUTEX_WAIT_PRIVATE, old, &ts) == -1 && errno == ETIMEDOUT);
-}
-
-inline void futex_wake(std::atomic<std::uint32_t>& word, int waiters = 1) noexcept {
-    futex(word, FUTEX_WAKE_PRIVATE, std::uint32_t(waiters), nullptr);
-}
-
-// The start of every run: a generation counter that the caller of run() bumps
-// and the executor's OS threads wait on. After a run they poll it a moment
-// (with yields, so they never keep the caller off a core) before they sleep, as
-// OpenMP runtimes do for their block time: back-to-back runs then pay no
-// futex wake, and the caller makes the system call only when someone sleeps
-// (a Dekker pair of `generation` and `sleepers`, seq_cst on both sides).
-struct run_gate {
-    std::atomic<std::uint32_t> generation{0};
-    std::atomic<int> sleepers{0};
-
-    void open() noexcept {
-        generation.fetch_add(1, std::memory_order_seq_cst);
-        if (sleepers.load(std::memory_order_seq_cst) > 0) futex_wake(generation, INT_MAX);
-    }
-
-    // Returns the generation once it differs from `seen`.
-    std::uint32_t wait(std::uint32_t seen, std::chrono::nanoseconds poll) noexcept {
-        if (poll.count() > 0) {
-            const auto until = std::chrono::steady_clock::now() + poll;
-            for (int i = 0;; ++i) {
-                if (const auto g = generation.load(std::memory_order_acquire); g != seen) return g;
-                std::this_thread::yield();
-                if (i % 16 == 15 && std::chrono::steady_clock::now() > until) break;
-            }
-        }
-        for (;;) {
-            sleepers.fetch_add(1, std::memory_order_seq_cst);
-            if (generation.load(std::memory_order_seq_cst) == seen) futex_wait(generation, seen);
-            sleepers.fetch_sub(1, std::memory_order_relaxed);
-            if (const auto g = generation.load(std::memory_order_acquire); g != seen) return g;
-        }
-    }
-};
-
-// The parking protocol (node.cpp, wait_until) is a Dekker pair: the waker
-// publishes and then reads `waiting`, the parker stores `waiting` and then
-// re-reads what it waits for; each needs a full barrier between its store and
-// its load. When threads <= cores, a message's waker is on the critical path of
-// a spinning peer and parks are rare, so the whole barrier can move to the
-// parker: membarrier(2) makes every running thread of the process execute a
-// full barrier (a descheduled one had one at its context switch). Each waker's
-// barrier then falls either before its load of `waiting`, which so sees true,
-// or after its publish, which the parker's re-check so sees. Wakers keep only a
-// compiler barrier. Used when the kernel offers it (Linux >= 4.14).
-inline bool heavy_barrier_available() noexcept {
-    static const bool available = [] {
-        const long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
-        return cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-               syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
-    }();
-    return available;
-}
-
-inline void heavy_barrier() noexcept {
-    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
-}
-
-// What a parked node waits for, kept for the deadlock report. Two words, so
-// that it shares a line with the rest of a parking node's state (node_state).
-struct wait_info {
-    enum kind_t : std::uint8_t {
-        none,
-        recv,
-        send_full,
-        delivery,
-        recv_any,
-        routed,
-        routed_any,
-        routed_loan
-    };
-    std::size_t bytes = 0;  // expected bytes for an exact receive, or 0
-    std::int32_t peer = -1; // node at the other end (or routed source)
-    std::int16_t dim = -1;  // link, or -1
-    kind_t kind = none;
-    bool exact = false;
-
-    constexpr wait_info() noexcept = default;
-    constexpr wait_info(kind_t what, int link, int other, std::size_t expect,
-                        bool is_exact) noexcept
-        : bytes(expect)
-        , peer(other)
-        , dim(std::int16_t(link))
-        , kind(what)
-        , exact(is_exact) {}
-};
-static_assert(sizeof(wait_info) == 16 && max_dim < 32768);
 
 // Where a message of a size known only on arrival is copied to.
 struct byte_sink {
@@ -222,60 +44,6 @@ struct alignas(cache_line) active_group {
     std::atomic<int> count{0};
     int members = 0; // local nodes in the group
 };
-
-// What a waker made happen, as bits of node_state::waiting: a message
-// arrived on a link, a message was taken off one (room, or a delivery), or
-// anything else (routed messages placed, loans returned, MPI traffic).
-// A node that waits to receive on link k+1 is then not woken when its
-// partner on link k takes its last message: in the d = 12 step pattern with
-// fibers, those wakes were a quarter of all resumes (docs/runtime.md).
-enum class wake_event : std::uint8_t { arrival = 1, take = 2, any = 3 };
-
-// The events that can make a wait of kind k ready (node.cpp, wait_until).
-constexpr wake_event ended_by(wait_info::kind_t k) noexcept {
-    switch (k) {
-    case wait_info::recv:
-    case wait_info::recv_any:
-        return wake_event::arrival;
-    case wait_info::send_full:
-    case wait_info::delivery:
-        return wake_event::take;
-    default:
-        return wake_event::any;
-    }
-}
-
-// A choosing node's best message so far: the least virtual arrival, then the
-// lower link (recv_any) or source (recv_routed from any_source).
-struct choice {
-    double arrival = std::numeric_limits<double>::infinity();
-    int from = -1; // none while arrival is infinite
-    friend bool operator<(const choice& a, const choice& b) noexcept {
-        return a.arrival < b.arrival || (a.arrival == b.arrival && a.from < b.from);
-    }
-};
-
-// A chooser's candidate as others read it: written by its node only, read by
-// the last node to park while the chooser is parked (its parked flag orders
-// the two), or while a cancelled run wakes it, when the reading no longer
-// matters. So relaxed atomics suffice, and a torn pair is never used.
-class published_choice {
-public:
-    void store(choice c) noexcept {
-        arrival_.store(c.arrival, std::memory_order_relaxed);
-        from_.store(c.from, std::memory_order_relaxed);
-    }
-    choice load() const noexcept {
-        return {arrival_.load(std::memory_order_relaxed), from_.load(std::memory_order_relaxed)};
-    }
-
-private:
-    std::atomic<double> arrival_{std::numeric_limits<double>::infinity()};
-    std::atomic<int> from_{-1};
-};
-
-// What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").
-std::string describe_wait(int dim, const wait_info& w);
 
 // Everything one node owns. What a wait touches first, on one line: the
 // doorbell and `waiting`, which wakers read and write, and what the node
@@ -379,16 +147,12 @@ struct machine_state {
     bool packed_rings = false;
     std::unique_ptr<node_state[]> nodes;
     router routes;
-    // The nodes this process runs: all of them, or with the MPI backend this
-    // rank's subcube; `net` carries the links to the others (remote.hpp).
+    // The nodes this process runs (all of them, or its share of a job that
+    // spans processes) and where the others are (backend.hpp).
     int local_begin = 0, local_end = 1;
     bool is_local(int node) const noexcept { return node >= local_begin && node < local_end; }
-    std::unique_ptr<remote> net;
-    // Over MPI with one node per rank and threads: the caller of run() runs
-    // that node itself, which then moves its own messages and never parks
-    // (no second thread, no hand-off; docs/mpi.md).
-    bool inline_node = false;
-    bool inline_waiting = false; // that node waits (in park.hpp's wait_moving)
+    std::unique_ptr<backend> world;
+    bool polls = false; // world's traits: nodes move its messages
     // Some node chose among sources this run: parking nodes publish their
     // next_send, and the last to park may decide a choice (horizon.hpp).
     std::atomic<bool> choosing{false};
@@ -409,17 +173,6 @@ struct machine_state {
     std::vector<active_group> groups; // built once, never resized
     // A line of its own: the fields around it are read by every wait.
     alignas(cache_line) mutable std::atomic<int> active{0};
-    // n parks or finishes: true if it was the last active node.
-    bool deactivate(const node_state& n) const noexcept {
-        return n.group->count.fetch_sub(1, std::memory_order_acq_rel) == 1 &&
-               active.fetch_sub(1, std::memory_order_acq_rel) == 1;
-    }
-    // n is active again (woken, or back from a spurious park).
-    void activate(const node_state& n) const noexcept {
-        if (n.group->count.fetch_add(1, std::memory_order_relaxed) == 0)
-            active.fetch_add(1, std::memory_order_relaxed);
-    }
-
     // Run control.
     alignas(cache_line) const std::function<void(node&)>* program = nullptr;
     std::atomic<bool> cancelled{false};
@@ -449,67 +202,8 @@ struct machine_state {
         return {cfg.cost.message_time(cfg.cost.words(bytes, elem)), 1};
     }
 
-    // Wakes `n` if it is about to park or parked on a wait that `event` can
-    // end. Call after publishing whatever it waits for; the barrier pairs with
-    // park_barrier() in wait_until.
-    void wake(node_state& n, wake_event event = wake_event::any) const noexcept {
-        if (asymmetric)
-            std::atomic_signal_fence(std::memory_order_seq_cst);
-        else
-            std::atomic_thread_fence(std::memory_order_seq_cst);
-        // The waker that claims the wait (exchange) counts the node active
-        // again before it rings, so the machine never looks all parked while a
-        // woken node has yet to run (horizon.cpp, last_parked); others need not
-        // ring, the bell has changed. It counts the node before it claims: a
-        // node that finds its wait claimed takes that count as its own (park.hpp)
-        // and may park again at once, so the count must already be there, or
-        // its group could drop to zero under it and `active` drift for good.
-        if (!(n.waiting.load(std::memory_order_relaxed) & std::uint8_t(event))) return;
-        activate(n);
-        if (n.waiting.exchange(0, std::memory_order_acq_rel)) {
-            n.bell.fetch_add(1, std::memory_order_seq_cst);
-            exec->unpark(n);
-        } else {
-            // Claimed by another waker, or ended by the node itself: the count
-            // goes back, as activate's exact inverse (the node counts itself).
-            (void)deactivate(n);
-        }
-    }
-    // Wakes every node in `ids` (the destinations of routed messages the router
-    // just placed; over MPI, rank 0's router tells other ranks of theirs) and
-    // empties it.
-    void wake_each(std::vector<int>& ids) const noexcept {
-        for (const int n : ids)
-            if (is_local(n))
-                wake(nodes[n]);
-            else
-                net->placed_remote(n);
-        ids.clear();
-    }
-    // The parker's half of the barrier pair, between waiting = true and the
-    // final re-check.
-    void park_barrier() const noexcept {
-        if (asymmetric)
-            heavy_barrier();
-        else
-            std::atomic_thread_fence(std::memory_order_seq_cst);
-    }
     void cancel(int failed_node) noexcept;
 };
-
-// When every local node is parked: copies each lent routed payload into its
-// message and returns the loan (node.cpp); true if there was one.
-bool release_loans(machine_state& m);
-// Whether routed traffic has begun in this run (over MPI: as this rank knows).
-inline bool routed_in_use(const machine_state& m) {
-    return m.net ? m.net->routed_used() : m.routes.used();
-}
-// Tells the router node s's least next key (horizon.hpp, next_send_bound), or,
-// while it waits for `awaited` not yet placed, no less than its arrival
-// (node.cpp).
-void publish_routed_bound(machine_state& m, node_state& s, const routed_message* awaited);
-// Tells the machine's router that node `id` finished (node.cpp).
-void route_finish(machine_state& m, int id);
 
 // Thrown inside a node program when its run was cancelled; never escapes run().
 struct run_cancelled {};

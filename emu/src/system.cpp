@@ -16,6 +16,7 @@
 
 #include "executor.hpp"
 #include "links/message.hpp"
+#include "sys/cpus.hpp"
 
 namespace hcube {
 

@@ -10,7 +10,9 @@
 #include <hcube/node.hpp>
 
 #include "executor.hpp"
+#include "run_gate.hpp"
 #include "state.hpp"
+#include "sys/cpus.hpp"
 
 namespace hcube::detail {
 
@@ -36,14 +38,15 @@ public:
         // partners shared a CPU about half the time and threads migrated: the
         // d = 12 step pattern took 1.2-1.9x its bound in bench-runtime, and
         // 1.05-1.4x bound this way.
-        if (m.cfg.bind_to_cores && !m.net) bind_cpus_ = cpus;
+        if (m.cfg.bind_to_cores && !m.polls) bind_cpus_ = cpus;
         // The caller of run() runs the first node itself when the nodes
         // outnumber the cores, as an OpenMP master thread runs its share:
         // waiting for them it would only be one more thread for the cores to
         // take turns with (an empty run at d = 2 on 2 CPUs: 7.2-7.6 us with 5
-        // threads yielding in turn, 4.8-5.0 us with 4). Over MPI it runs a
-        // rank's only node (machine_state::inline_node).
-        if (m.inline_node || (!spin_ && !m.net)) caller_node_ = m.local_begin;
+        // threads yielding in turn, 4.8-5.0 us with 4). A backend may have it
+        // run the process's only node (backend::caller_runs_node).
+        const backend::traits& t = m.world->traits_of();
+        if (t.caller_runs_node || (!spin_ && !t.polls)) caller_node_ = m.local_begin;
         threads_.reserve(nodes);
         try {
             for (int i = m.local_begin; i < m.local_end; ++i)
@@ -128,9 +131,9 @@ private:
 } // namespace
 
 bool thread_nodes_spin(const machine_state& m) {
-    // Over MPI the ranks' nodes and pollers share the cores with each other:
-    // no spinning (docs/mpi.md).
-    return std::size_t(m.local_end - m.local_begin) <= usable_cpus().size() && !m.net;
+    // A backend that polls shares the cores with other processes: no
+    // spinning.
+    return std::size_t(m.local_end - m.local_begin) <= usable_cpus().size() && !m.polls;
 }
 
 std::unique_ptr<executor> make_thread_executor(machine_state& m) {

@@ -145,7 +145,7 @@ private:
 };
 
 // Every directed link of a machine, all of one implementation, index
-// from * d + k; over MPI only those with an end on this rank. The links sit
+// from * d + k; with a backend of several processes, only those with an end here. The links sit
 // side by side in one arena and their slots in another, plane by plane
 // (links/slots.hpp), both on transparent huge pages: at d = 12 the rings take
 // 6 MB and a plane 3 MB, and on 4 KiB pages nearly every hop of a 12-step

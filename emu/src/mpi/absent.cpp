@@ -2,9 +2,13 @@
 // no MPI found): the backend is refused by name.
 #include <hcube/error.hpp>
 
-#include "remote.hpp"
+#include "../backend.hpp"
 
-std::unique_ptr<hcube::detail::remote> hcube::detail::make_mpi_remote(machine_state&) {
+namespace hcube::detail {
+
+std::unique_ptr<backend> make_mpi_backend(machine_state&) {
     throw usage_error("the mpi backend is not built into this hcube: install Open MPI "
                       "(openmpi-bin libopenmpi-dev) and configure with meson -Dmpi=enabled");
 }
+
+} // namespace hcube::detail

@@ -1,0 +1,426 @@
+// The MPI backend (backend.hpp; docs/mpi.md): the machine's nodes spread over
+// the ranks of an MPI job, each rank running a subcube.
+//
+// Rank r of R runs the subcube of nodes [r p/R, (r+1) p/R): the low
+// log(p/R) dimensions stay inside a rank, dimension k >= log(p/R) joins rank r
+// to rank r ^ 2^(k - log(p/R)). Every rank builds the links with an end on
+// its subcube. A link between a local node and a node of another rank keeps
+// both ends in this process: on the sender's rank the backend consumes it
+// (ships each message), on the receiver's rank it produces into it (delivers
+// what arrived). Node programs, the links' FIFO order, the descriptors'
+// virtual times and the charging are untouched, so results and virtual time
+// equal the in-process machine's.
+//
+// progress() may be called by any thread, one at a time (a node that waits or
+// has just sent, the caller of run() meanwhile): a one-node-per-rank job then
+// moves its messages on the node's own thread, with no hand-off.
+//
+// Routed messages travel through rank 0's router (routed_proxy.hpp).
+//
+// Nothing the backend waits for is unbounded: a rank whose nodes stop moving
+// before they finish, or a rank that stops answering (kill -STOP, a node
+// program that never returns), ends the job after config::mpi_quiet_limit
+// with a message naming it (comm.hpp).
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <hcube/error.hpp>
+
+#include "../horizon.hpp"
+#include "../park.hpp"
+#include "../settle.hpp"
+#include "../state.hpp"
+#include "../watchdog.hpp"
+#include "comm.hpp"
+#include "gather.hpp"
+#include "link_bridge.hpp"
+#include "quiescence.hpp"
+#include "routed_proxy.hpp"
+#include "wire.hpp"
+
+namespace hcube::detail {
+
+namespace {
+
+using namespace mpi;
+
+// A waiting node first moves messages between ranks itself (each round one
+// MPI probe, or a yield while another thread is at it): in a one-node-per-rank
+// job the caller of run() would otherwise relay every message with a thread
+// hand-off on each side.
+constexpr int network_rounds = 2000;
+
+class mpi_backend final : public backend {
+public:
+    explicit mpi_backend(machine_state& m)
+        : m_(m)
+        , comm_(m.cfg.mpi_quiet_limit, [this] { return activity(); })
+        , inner_(inner_dims(m, comm_))
+        , routed_(m, comm_, inner_)
+        , waves_(
+              m, comm_, [this] { return idle(); },
+              [this](int rank, int node) { routed_.tell_choose(rank, node); }) {
+        const int ranks = comm_.ranks();
+        const int per = m.p / ranks;
+        m.local_begin = comm_.rank() * per;
+        m.local_end = m.local_begin + per;
+        ended_from_.assign(std::size_t(ranks), false);
+        // With one node per rank and threads, the caller of run() runs that
+        // node itself, which then moves its own messages and never parks (no
+        // second thread, no hand-off; docs/mpi.md).
+        traits_.polls = true;
+        traits_.caller_runs_node = per == 1 && executor_policy_of(m.cfg.executor).thread_per_node;
+        traits_.all_nodes_here = false;
+    }
+
+    int rank() const noexcept override { return comm_.rank(); }
+    int ranks() const noexcept override { return comm_.ranks(); }
+
+    bool all(bool b) override {
+        int every = b;
+        comm_.allreduce(&every, 1, MPI_INT, MPI_LAND,
+                        "combining a verdict (machine::on_every_rank)");
+        return every != 0;
+    }
+
+    void connect() override { links_ = make_link_bridge(m_, comm_, inner_); }
+
+    void begin_run() override { waves_.begin_run(routed_.begin_run()); }
+
+    bool progress() override {
+        std::unique_lock turn(mu_, std::try_to_lock);
+        return turn && progress_locked();
+    }
+
+    bool wait_polling(node_state& s, ready_ref ready, const wait_info& info) override {
+        if (traits_.caller_runs_node) return wait_inline(s, ready, info);
+        for (int i = 0; i < network_rounds; ++i) {
+            throw_if_cancelled(m_);
+            if (!progress()) m_.exec->yield();
+            if (ready()) return true;
+        }
+        return false;
+    }
+
+    bool routed_used() const noexcept override { return routed_.used(); }
+
+    void submit_routed(routed_message& msg, vclock bound) override {
+        routed_.submit(msg, bound);
+        progress();
+    }
+    void publish_routed(int id, std::uint64_t seq, vclock bound) override {
+        routed_.publish(id, seq, bound);
+    }
+    void finish_routed(int id) override { routed_.finish(id); }
+
+    double least_other_bound(int, int& node) override {
+        node = -1; // the router is rank 0's: rank 0 decides (quiescence.hpp)
+        return -std::numeric_limits<double>::infinity();
+    }
+
+    void start_choosing() override { routed_.start_choosing(); }
+    void placed_remote(int dest) noexcept override { routed_.placed_remote(dest); }
+
+    void await_nodes(run_watchdog& watchdog) override;
+    std::uint64_t finish() override;
+
+    void combine(run_report& r, const std::vector<undelivered>& left,
+                 std::uint64_t arrived_late) override {
+        // Every rank gets the whole machine's report, or the same error.
+        std::uint64_t here = arrived_late;
+        for (const auto& u : left)
+            here += u.messages;
+        const std::uint64_t everywhere =
+            combine_report(comm_, r, {routed_.shipped(), routed_.received(), here});
+        if (here)
+            throw error(undelivered_message(left) +
+                        (arrived_late ? "\n  and " + std::to_string(arrived_late) +
+                                            " more from other ranks to finished nodes"
+                                      : ""));
+        if (everywhere)
+            throw error("run ended with " + std::to_string(everywhere) + " undelivered message" +
+                        (everywhere == 1 ? "" : "s") +
+                        " on other ranks (every message sent must be received); their ranks "
+                        "list those that arrived");
+    }
+
+    void settle_trace(std::int64_t origin) override { gather_traces(comm_, m_, origin); }
+
+private:
+    bool wait_inline(node_state& s, ready_ref ready, const wait_info& info);
+    bool progress_locked();
+    bool receive_all();
+    void receive_data(const MPI_Status& st);
+    bool idle();
+
+    // Why the job ends when this rank's nodes stay blocked with nothing moving.
+    std::string blocked_text() const {
+        return "every node of this rank stayed blocked for " +
+               std::to_string(m_.cfg.mpi_quiet_limit.count()) +
+               " ms with no message moving (config::mpi_quiet_limit); a deadlock across ranks?";
+    }
+
+    // What this rank has done: its nodes' parks and the messages it moved
+    // between ranks (not the pings). It rises while the rank's nodes work.
+    std::uint64_t activity() const {
+        std::uint64_t a = comm_.sent() + comm_.received();
+        for (int i = m_.local_begin; i < m_.local_end; ++i)
+            a += m_.nodes[i].park_epoch.load(std::memory_order_relaxed);
+        return a;
+    }
+
+    // The ranks must be a power of two no larger than the machine; then each
+    // holds a subcube of log(p / R) dimensions.
+    static int inner_dims(const machine_state& m, const comm& c) {
+        if (!std::has_single_bit(unsigned(c.ranks())) || c.ranks() > m.p)
+            throw usage_error("mpi backend: " + std::to_string(c.ranks()) +
+                              " ranks cannot share a " + std::to_string(m.cfg.dim) +
+                              "-cube: the ranks must be a power of two from 1 to " +
+                              std::to_string(m.p));
+        return std::countr_zero(unsigned(m.p / c.ranks()));
+    }
+
+    machine_state& m_;
+    std::mutex mu_; // one thread in MPI and in the cross-rank links at a time
+    comm comm_;
+    int inner_;                          // dimensions inside a rank: log(p / R)
+    std::unique_ptr<link_bridge> links_; // built by connect()
+    std::size_t ended_ = 0;              // end markers received this run
+    std::vector<bool> ended_from_;       // by rank
+    std::uint64_t received_ = 0, expected_ = 0;
+    alignas(16) std::byte small_[descriptor::inline_capacity + sizeof(wire_header)];
+    bool inline_waiting_ = false; // the caller's node waits (wait_inline)
+
+    routed_proxy routed_;
+    quiescence waves_; // progress() only
+};
+
+// The rank's only node, run by the caller of run() (traits::caller_runs_node):
+// nobody else moves its messages, so it never parks; after
+// config::mpi_quiet_limit with nothing moving it ends the job, as the
+// caller's watch does for parked nodes (await_nodes).
+bool mpi_backend::wait_inline(node_state& s, ready_ref ready, const wait_info& info) {
+    struct waiting_flag { // idle() asks
+        bool& on;
+        explicit waiting_flag(bool& b)
+            : on(b) {
+            on = true;
+        }
+        ~waiting_flag() { on = false; }
+    } flag(inline_waiting_);
+    s.waiting_for = info; // for the statuses (a chooser's candidate)
+    auto quiet_since = std::chrono::steady_clock::now();
+    for (idle_backoff idle; !ready();) {
+        throw_if_cancelled(m_);
+        if (progress()) {
+            idle.reset();
+            quiet_since = std::chrono::steady_clock::now();
+            continue;
+        }
+        idle.pause();
+        if (std::chrono::steady_clock::now() - quiet_since >= m_.cfg.mpi_quiet_limit)
+            comm_.abort(blocked_text() + "\n  node " + std::to_string(&s - m_.nodes.get()) + ": " +
+                        describe_wait(m_.cfg.dim, info));
+    }
+    return true;
+}
+
+// Waits for this rank's nodes while the caller moves messages between ranks,
+// then for the ranks it shares links with. What other ranks cannot see ends
+// the job: a node that threw, and nodes that all stayed blocked with nothing
+// moving for config::mpi_quiet_limit.
+void mpi_backend::await_nodes(run_watchdog& watchdog) {
+    block_sampler& sampler = watchdog.sampler();
+    auto tick = watchdog.start();
+    for (idle_backoff idle; m_.finished.load(std::memory_order_acquire) == 0;) {
+        if (progress()) {
+            idle.reset();
+            sampler.moved();
+            continue;
+        }
+        idle.pause();
+        if (const auto now = std::chrono::steady_clock::now(); now - tick >= watchdog_period) {
+            tick = now;
+            std::vector<blocked_wait> waits;
+            if (m_.cancelled.load(std::memory_order_acquire) ||
+                sampler.blocked(waits) < m_.cfg.mpi_quiet_limit)
+                continue;
+            std::string why = blocked_text();
+            for (const auto& w : sampler.described(std::move(waits)))
+                why += "\n  node " + std::to_string(w.node) + ": " + w.what;
+            comm_.abort(why);
+        }
+    }
+    if (m_.cancelled.load(std::memory_order_acquire)) {
+        std::string why = "the run failed";
+        for (const auto& f : failures_of(m_))
+            why += "\n  node " + std::to_string(f.node) + ": " + f.what;
+        comm_.abort(why);
+    }
+}
+
+// The local nodes finished: ships what is left and delivers until every rank
+// has finished too. Returns the messages that arrived for local nodes and
+// found no room (they are undelivered).
+std::uint64_t mpi_backend::finish() {
+    std::lock_guard turn(mu_); // nodes are done; a late one may still hold it
+    progress_locked();         // this empties every outgoing link
+    // An end marker to every rank, with the count of messages sent to it:
+    // every rank's nodes are done once all have come; until then rank 0's
+    // router may still be placing messages for them, and this rank's
+    // finishes and bounds must reach it.
+    const int ranks = comm_.ranks();
+    for (int peer = 0; peer < ranks; ++peer)
+        if (peer != rank()) {
+            wire_header h{end_kind, rank(), 0, 0, 0, 0, links_->sent_to[std::size_t(peer)]};
+            post(comm_, std::vector<std::byte>(sizeof h), h, peer);
+        }
+    // Ranks still working need not send this one anything: after each quiet
+    // limit it asks them how far they are (activity), and ends the job only
+    // when one does not answer or none moved since it last asked.
+    auto quiet_since = std::chrono::steady_clock::now();
+    std::vector<std::optional<std::uint64_t>> last(static_cast<std::size_t>(ranks));
+    for (idle_backoff idle; ended_ + 1 < std::size_t(ranks);) {
+        if (progress_locked()) {
+            idle.reset();
+            quiet_since = std::chrono::steady_clock::now();
+            continue;
+        }
+        idle.pause();
+        if (std::chrono::steady_clock::now() - quiet_since < m_.cfg.mpi_quiet_limit) continue;
+        std::vector<int> missing;
+        for (int r = 0; r < ranks; ++r)
+            if (r != rank() && !ended_from_[std::size_t(r)]) missing.push_back(r);
+        const auto now = comm_.ask_ranks(missing, nullptr);
+        std::vector<int> silent;
+        bool moved = false;
+        for (const int r : missing) {
+            const auto& a = now[std::size_t(r)];
+            if (!a) silent.push_back(r);
+            moved = moved || !last[std::size_t(r)] || *a != *last[std::size_t(r)];
+            last[std::size_t(r)] = a;
+        }
+        const auto unfinished = [](const std::vector<int>& r) {
+            return comm::ranks_text(r) + (r.size() == 1 ? " has not finished its nodes"
+                                                        : " have not finished their nodes");
+        };
+        if (!silent.empty())
+            comm_.abort(unfinished(silent) + " and did not answer within " +
+                        comm_.quiet_limit_text() +
+                        " (a node program that never returns, or a stopped rank?)");
+        if (!moved)
+            comm_.abort(unfinished(missing) + ": nothing moved for " + comm_.quiet_limit_text() +
+                        " after this rank's finished (a node program that never returns?)");
+        quiet_since = std::chrono::steady_clock::now();
+    }
+    comm_.retire_sends(true);
+    // What arrived for nodes that had finished: undelivered, like what is
+    // left in their links (settle.hpp drains those).
+    const std::uint64_t left = links_->drop_queued();
+    if (received_ != expected_)
+        comm_.abort("received " + std::to_string(received_) + " messages, the other ranks sent " +
+                    std::to_string(expected_));
+    received_ = expected_ = 0;
+    ended_ = 0;
+    std::fill(ended_from_.begin(), ended_from_.end(), false);
+    std::fill(links_->sent_to.begin(), links_->sent_to.end(), 0);
+    return left;
+}
+
+bool mpi_backend::progress_locked() {
+    bool moved = links_->ship_all();
+    moved |= routed_.send_outbox();
+    moved |= receive_all();
+    moved |= links_->deliver_queued();
+    waves_.poll(routed_.others_choose() || m_.choosing.load(std::memory_order_relaxed),
+                routed_.used());
+    comm_.retire_sends(false);
+    return moved;
+}
+
+bool mpi_backend::receive_all() {
+    bool moved = false;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_.handle(), &flag, &st), "MPI_Iprobe");
+        if (!flag) return moved;
+        switch (st.MPI_TAG) {
+        case routed_tag:
+            moved |= routed_.receive(st);
+            break;
+        case wave_tag:
+            waves_.receive(st);
+            break;
+        case ping_tag:
+        case pong_tag:
+            comm_.take_liveness(st);
+            break;
+        default:
+            receive_data(st);
+            moved = true;
+        }
+    }
+}
+
+void mpi_backend::receive_data(const MPI_Status& st) {
+    comm_.count_received();
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    const std::size_t bytes = std::size_t(count) - sizeof(wire_header);
+    // Large payloads land in the heap buffer the receiver will free.
+    const bool heap = bytes > descriptor::inline_capacity;
+    std::byte* at = small_;
+    if (heap) {
+        at = static_cast<std::byte*>(payload_alloc(std::size_t(count)));
+        if (!at) comm_.abort("out of memory for a message of " + std::to_string(bytes) + " bytes");
+    }
+    comm_.receive(at, count, st);
+    wire_header h;
+    std::memcpy(&h, at + bytes, sizeof h);
+    if (h.kind == end_kind) {
+        ++ended_;
+        ended_from_[std::size_t(st.MPI_SOURCE)] = true;
+        expected_ += h.sent;
+        return;
+    }
+    ++received_;
+    descriptor a;
+    a.arrival = {h.arrival_time, h.arrival_steps};
+    a.bytes = std::uint32_t(bytes);
+    a.type = h.type;
+    if (heap) {
+        a.kind = payload::heap;
+        a.ptr = at;
+    } else {
+        a.kind = payload::inline_bytes;
+        a.store_inline(at, bytes);
+    }
+    links_->arrived(h.from ^ (1 << h.dim), h.dim, a);
+}
+
+// Every unfinished local node parked (or waiting inline) and nothing to send.
+bool mpi_backend::idle() {
+    for (int i = m_.local_begin; i < m_.local_end; ++i) {
+        const node_state& s = m_.nodes[i];
+        if (s.done.load(std::memory_order_acquire)) continue;
+        if (traits_.caller_runs_node ? !inline_waiting_ : !s.parked_unrung()) return false;
+    }
+    return links_->outgoing_empty() && routed_.outbox_empty();
+}
+
+} // namespace
+
+std::unique_ptr<backend> make_mpi_backend(machine_state& m) {
+    return std::make_unique<mpi_backend>(m);
+}
+
+} // namespace hcube::detail

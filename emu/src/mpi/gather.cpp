@@ -1,0 +1,112 @@
+// After a run: the whole machine's report and trace on every rank
+// (gather.hpp).
+#include "gather.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace hcube::detail::mpi {
+
+namespace {
+
+// A node's trace records travel as a count and the records' bytes (they are
+// trivially copyable).
+template <class T, class A>
+void pack(std::vector<std::byte>& to, const std::vector<T, A>& v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto n = std::uint64_t(v.size());
+    const std::size_t at = to.size();
+    to.resize(at + sizeof n + n * sizeof(T));
+    std::memcpy(to.data() + at, &n, sizeof n);
+    if (n) std::memcpy(to.data() + at + sizeof n, v.data(), n * sizeof(T));
+}
+
+template <class T, class A>
+void unpack(const std::byte*& from, std::vector<T, A>& v) {
+    std::uint64_t n = 0;
+    std::memcpy(&n, from, sizeof n);
+    v.resize(n);
+    if (n) std::memcpy(v.data(), from + sizeof n, n * sizeof(T));
+    from += sizeof n + n * sizeof(T);
+}
+
+} // namespace
+
+std::uint64_t combine_report(comm& c, run_report& r, const rank_counts& here) {
+    const char* stage = "combining the run's report";
+    c.allreduce(r.node_time.data(), int(r.node_time.size()), MPI_DOUBLE, MPI_MAX, stage);
+    c.allreduce(r.node_steps.data(), int(r.node_steps.size()), MPI_INT64_T, MPI_MAX, stage);
+    // Other ranks' nodes' digests are 0 here.
+    c.allreduce(r.node_digest.data(), int(r.node_digest.size()), MPI_UINT64_T, MPI_MAX, stage);
+    std::vector<std::uint64_t> counts;
+    counts.reserve(2 * r.links.size() + 4);
+    for (const link_stats& l : r.links) {
+        counts.push_back(l.messages);
+        counts.push_back(l.bytes);
+    }
+    counts.push_back(r.routed_messages); // rank 0's router counted them all
+    counts.push_back(here.routed_shipped);
+    counts.push_back(here.routed_received);
+    counts.push_back(here.undelivered);
+    c.allreduce(counts.data(), int(counts.size()), MPI_UINT64_T, MPI_SUM, stage);
+    for (std::size_t i = 0; i < r.links.size(); ++i)
+        r.links[i] = {counts[2 * i], counts[2 * i + 1]};
+    r.routed_messages = counts[counts.size() - 4];
+    // Routed messages shipped to another rank and never received there:
+    // undelivered too.
+    counts.back() += counts[counts.size() - 3] - counts[counts.size() - 2];
+    auto events = std::uint64_t(r.congestion.size());
+    c.bcast(&events, 1, MPI_UINT64_T, stage);
+    r.congestion.resize(events);
+    c.bcast(r.congestion.data(), int(events * sizeof(congestion_event)), MPI_BYTE, stage);
+    const double wall = r.wall_seconds;
+    r.rank_wall_seconds.resize(std::size_t(c.ranks()));
+    c.allgather(&wall, r.rank_wall_seconds.data(), sizeof wall, stage);
+    r.wall_seconds = *std::max_element(r.rank_wall_seconds.begin(), r.rank_wall_seconds.end());
+    return counts.back();
+}
+
+void gather_traces(comm& c, machine_state& m, std::int64_t origin) {
+    std::vector<std::byte> mine;
+    for (int i = m.local_begin; i < m.local_end; ++i) {
+        node_state& s = m.nodes[i];
+        for (call_record& call : s.calls) {
+            call.wall_start -= origin;
+            call.wall_end -= origin;
+        }
+        pack(mine, s.calls);
+        pack(mine, s.trace);
+        pack(mine, s.receipts);
+    }
+    const char* stage = "gathering the trace";
+    std::vector<int> sizes(static_cast<std::size_t>(c.ranks())), at(sizes.size());
+    const int size = int(mine.size());
+    c.allgather(&size, sizes.data(), sizeof size, stage);
+    for (std::size_t r = 1; r < sizes.size(); ++r)
+        at[r] = at[r - 1] + sizes[r - 1];
+    std::vector<std::byte> all(std::size_t(at.back() + sizes.back()));
+    c.allgatherv(mine.data(), size, all.data(), sizes.data(), at.data(), stage);
+    const std::byte* from = all.data();
+    for (int i = 0; i < m.p; ++i) {
+        node_state& s = m.nodes[i];
+        unpack(from, s.calls);
+        unpack(from, s.trace);
+        unpack(from, s.receipts);
+        for (call_record& call : s.calls) {
+            call.wall_start += origin;
+            call.wall_end += origin;
+        }
+    }
+    // Rank 0's router knows when every routed message arrived.
+    std::vector<router::trace_fix> fixes = m.routes.trace_fixes();
+    auto count = std::uint64_t(fixes.size());
+    c.bcast(&count, 1, MPI_UINT64_T, stage);
+    fixes.resize(count);
+    c.bcast(fixes.data(), int(count * sizeof(router::trace_fix)), MPI_BYTE, stage);
+    for (const auto& fix : fixes)
+        m.nodes[fix.node].trace[fix.index].arrival = fix.arrival;
+}
+
+} // namespace hcube::detail::mpi

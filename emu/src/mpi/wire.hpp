@@ -1,0 +1,81 @@
+// What the MPI backend's ranks send each other: the tags and the headers
+// that follow each payload. Private to emu/src/mpi.
+//
+// MPI keeps the order of messages between two ranks on one communicator (a
+// receive of any tag matches them in the order sent), so a link's messages
+// arrive in FIFO order, a rank's end-of-run marker arrives after everything
+// it sent in that run, and one node's routed sends and bounds reach rank 0 in
+// program order. One MPI message per hcube message, payload then header, so a
+// received buffer becomes the receiver's heap payload without another copy:
+//
+//   [ payload bytes ... | header ]
+#pragma once
+
+#include <cstdint>
+
+#include "../links/message.hpp"
+
+namespace hcube::detail::mpi {
+
+constexpr int data_tag = 7; // link messages and end markers, in order
+
+struct wire_header {
+    std::int32_t kind; // data or end
+    std::int32_t from; // data: the sending node
+    std::int32_t dim;  // data: the link's dimension
+    std::uint32_t type;
+    double arrival_time; // the sender's vclock of the last word's arrival
+    std::int64_t arrival_steps;
+    std::uint64_t sent; // end: data messages this rank sent to the receiver
+};
+enum : std::int32_t { data_kind = 1, end_kind = 2 };
+
+constexpr int routed_tag = 8; // routed traffic: a routed_header
+// Liveness, when a wait has stalled: a ping is answered with a pong by
+// whatever thread polls MPI on that rank (progress or a polled collective).
+constexpr int ping_tag = 9, pong_tag = 10;
+constexpr int wave_tag = 11; // quiescence waves: a wave_message
+
+struct routed_header {
+    std::int32_t kind;
+    std::uint32_t run; // the run it belongs to; older ones are dropped
+    std::int32_t source, dest;
+    std::uint64_t seq;   // submit, data, placed: the message's; publish: the next one
+    std::uint64_t trace; // submit: the sender's trace record
+    std::uint64_t elem;
+    std::uint64_t bytes; // the payload's, also where it went elsewhere
+    std::uint32_t type;
+    vclock wanted;   // submit, data
+    vclock duration; // submit, data
+    vclock bound;    // submit, data: the sender's new bound; publish: the bound;
+                     // placed: the arrival
+};
+// Who sends what (backend.hpp): submit, publish, finish to rank 0; data to
+// the receiver's rank; placed and used (routed traffic has begun) from rank 0;
+// choosing to rank 0 and choose from it for the horizon's decisions.
+enum : std::int32_t {
+    submit_kind = 1,
+    data_routed_kind,
+    publish_kind,
+    finish_kind,
+    placed_kind,
+    used_kind,
+    choosing_kind, // to rank 0: a node of the sender's rank chooses among sources
+    choose_kind    // from rank 0: node `dest` takes its candidate (horizon.hpp)
+};
+
+// A quiescence wave (quiescence.hpp): rank 0's probe and each rank's status.
+struct wave_message {
+    std::int32_t kind; // probe (from rank 0) or status (to it)
+    std::uint32_t run;
+    std::uint64_t wave;
+    std::int32_t rank;  // status: the rank answering
+    std::int32_t idle;  // status: every local node parked or done, nothing to send
+    std::uint64_t sent; // status: messages this rank sent (probes, statuses not counted)
+    std::uint64_t received;
+    std::int32_t chooser; // status: its least chooser, or -1
+    double candidate;     // status: that chooser's candidate arrival
+};
+enum : std::int32_t { probe_kind = 1, status_kind = 2 };
+
+} // namespace hcube::detail::mpi
