@@ -7,6 +7,7 @@
 // number, a run too large for this computer); a usage error prints one line on
 // stderr.
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <memory>
@@ -230,9 +231,34 @@ void check_pictures(const run_command& c) {
             c.svg, most, c.params.dim, p));
 }
 
+// The processes a launcher started with this one: mpirun (Open MPI), mpiexec
+// (MPICH, Hydra) and PMIx set these; 1 when run alone.
+int launched_processes() {
+    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+        if (const char* v = std::getenv(var); v && std::atoi(v) > 0) return std::atoi(v);
+    return 1;
+}
+
+// Under mpirun every process runs this command; with the in-process backend
+// each would emulate the whole machine alone and print its own report.
+void check_launcher(const run_params& p) {
+    const int processes = launched_processes();
+    if (processes <= 1) return;
+    const char* env = std::getenv("HCUBE_BACKEND");
+    const bool mpi = p.backend == backend_kind::mpi ||
+                     (p.backend == backend_kind::automatic && env && std::string(env) == "mpi");
+    if (mpi) return;
+    throw usage_error(fmt::format(
+        "this is one of {} processes mpirun started, and the backend is in-process: each "
+        "would emulate the whole machine alone; add --backend mpi (or HCUBE_BACKEND=mpi) to "
+        "spread the nodes over the ranks",
+        processes));
+}
+
 int run(run_command& c) {
     run_params& p = c.params;
     if (p.op.empty()) throw usage_error("missing operation (hcube run --help)");
+    check_launcher(p);
     if (p.root >= (1 << p.dim))
         throw usage_error(fmt::format("--root {} is outside 0..{} for --dim {}", p.root,
                                       (1 << p.dim) - 1, p.dim));

@@ -2,7 +2,8 @@
 # `hcube run --backend mpi` under mpirun: one JSON line for the whole job (rank
 # 0 prints), verified on every rank, with the in-process run's virtual time,
 # steps, messages and bytes, plus backend and ranks; with --trace, rank 0
-# writes the whole job's trace, event for event the in-process one.
+# writes the whole job's trace, event for event the in-process one; without
+# --backend mpi, hcube run under mpirun refuses.
 # Usage: cli.sh MPIRUN HCUBE
 set -uo pipefail
 mpirun=$1
@@ -65,4 +66,14 @@ same 4 alltoall --dim 3 --algo pairwise --words 3 --tw 1
 same 8 shift --dim 3 --algo ecube --ring gray --words 4 --tw 1
 same_trace 4 allgather --dim 3 --words 2 --tw 1
 same_trace 8 alltoall --dim 3 --algo pairwise --words 2 --tw 1
+# Under mpirun without the MPI backend every rank would emulate the whole
+# machine alone: hcube run refuses, naming the fix, and runs nothing.
+out=$(timeout 120 "$mpirun" -np 2 "${args[@]}" "$hcube" run allreduce --dim 2 2>&1)
+if [ $? -ne 2 ] || ! grep -q "one of 2 processes mpirun started.*add --backend mpi" <<<"$out" ||
+    grep -q "virtual time" <<<"$out"; then
+    echo "FAIL: mpirun -np 2 hcube run without --backend mpi: $out"
+    failed=1
+else
+    echo "ok: mpirun -np 2 hcube run without --backend mpi is refused"
+fi
 exit $failed
