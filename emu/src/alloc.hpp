@@ -9,7 +9,7 @@
 #include <tbb/cache_aligned_allocator.h>
 #include <tbb/scalable_allocator.h>
 
-#include <hcube/config.hpp>
+#include "links/message.hpp"
 
 namespace hcube::detail {
 
