@@ -138,6 +138,11 @@ enum class label_style {
     outgoing, // (0..3): a scan's outgoing buffer, the sum of nodes 0 to 3 (Figure 4.13)
 };
 
+// What d-cycles cuts into subblocks, one per cycle: nothing (another
+// algorithm), each node's M' = m words, or each of the p blocks of M' words
+// the all-reduce cuts m into.
+enum class cycle_words { none, whole, blocks };
+
 struct sym_program {
     std::vector<std::vector<sym>> in, out; // per node; `out` empty: the result is in `in`
     std::function<void(node&, std::vector<sym>&, std::vector<sym>&)> body;
@@ -161,6 +166,10 @@ struct sym_program {
     // Scans: the outgoing buffer (the collective's only working buffer of
     // symbols) beside the result, as Figure 4.13 shows it.
     bool outgoing = false;
+    // Shift: a node holds one packet, its own until it passes it on.
+    bool packets = false;
+    // d-cycles: the page says how M' is cut over the cycles.
+    cycle_words cycles = cycle_words::none;
 };
 
 // descend on symbolic elements: a[i] after k iterations is {bit i, k}. Each
@@ -195,237 +204,265 @@ std::vector<sym> blocks(int count, std::size_t m, const std::function<sym(int, s
     return v;
 }
 
-[[noreturn]] void no_driver(const run_params& p) {
-    throw usage_error(
-        "hcube draw has no picture for " + p.op + " " + p.algo +
-        " yet; it draws broadcast, reduce, allreduce, scan, exscan, allgather, "
-        "reduce-scatter (hypercube, ring, CM-200), alltoall, shift, scatter, gather, aspc "
-        "and descend");
+// Node i's own block of m elements on every node.
+void own_blocks(sym_program& g, std::size_t m) {
+    for (std::size_t i = 0; i < g.in.size(); ++i)
+        g.in[i] = block(int(i), m);
 }
 
-// The enum value of p.algo among `names`; an algorithm without a symbolic
-// driver (one the catalog gained later) is refused, not drawn as another.
-template <class E>
-E pick(const run_params& p, std::initializer_list<std::pair<std::string_view, E>> names) {
-    for (const auto& [name, e] : names)
-        if (name == p.algo) return e;
-    no_driver(p);
+// Every node's result buffer of `size` elements.
+void results(sym_program& g, std::size_t size) {
+    for (auto& o : g.out)
+        o.resize(size);
 }
 
-sym_program program_for(const run_params& p) {
-    const int n = 1 << p.dim;
-    const std::size_t m = p.words;
-    const std::string& op = p.op;
-    const std::string& a = p.algo;
-    sym_program g;
-    g.in.resize(std::size_t(n));
-    g.out.resize(std::size_t(n));
-    const auto each = [&](const std::function<void(int)>& f) {
-        for (int i = 0; i < n; ++i)
-            f(i);
+// Node i's `count` partial elements of `m` words each, element b labelled
+// {node i, b}: the inputs of a reduce-scatter.
+void partials(sym_program& g, int count, std::size_t m) {
+    for (std::size_t i = 0; i < g.in.size(); ++i)
+        g.in[i] = blocks(count, m, [&](int b, std::size_t) {
+            return sym{std::uint64_t(1) << i, std::uint32_t(b), 0};
+        });
+}
+
+// The symbolic program of one operation for the algorithm of record `r`
+// (its enumerator r.as<...>()): what every node starts with, the call, and
+// how its labels read. `g` comes with one empty in and out per node.
+using program_setup = void (*)(sym_program& g, const run_params& p, const algorithm_record& r);
+
+void broadcast_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    for (std::size_t i = 0; i < g.in.size(); ++i)
+        g.in[i] = int(i) == p.root ? block(int(i), p.words) : std::vector<sym>(p.words);
+    g.body = [algo = r.as<broadcast_algo>(), root = p.root](node& me, std::vector<sym>& in,
+                                                            std::vector<sym>&) {
+        broadcast(me, std::span<sym>(in), root, algo);
     };
-    const auto own_blocks = [&] { each([&](int i) { g.in[std::size_t(i)] = block(i, m); }); };
-    const auto spans = [](std::vector<sym>& v) { return std::span<sym>(v); };
-    if (op == "broadcast") {
-        each(
-            [&](int i) { g.in[std::size_t(i)] = i == p.root ? block(i, m) : std::vector<sym>(m); });
-        const auto algo =
-            pick<broadcast_algo>(p, {{"binomial", broadcast_algo::binomial},
-                                     {"scatter-allgather", broadcast_algo::scatter_allgather},
-                                     {"rotated-trees", broadcast_algo::rotated_trees},
-                                     {"edge-disjoint-trees", broadcast_algo::edge_disjoint_trees}});
-        g.body = [algo, root = p.root, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
-            broadcast(me, spans(in), root, algo);
-        };
-    } else if (op == "reduce" || op == "allreduce" || op == "scan" || op == "exscan") {
-        own_blocks();
-        g.style = label_style::sums;
-        if (op == "reduce") {
-            const auto algo =
-                pick<reduce_algo>(p, {{"binomial", reduce_algo::binomial},
-                                      {"reduce-scatter-gather", reduce_algo::reduce_scatter_gather},
-                                      {"rotated-trees", reduce_algo::rotated_trees},
-                                      {"edge-disjoint-trees", reduce_algo::edge_disjoint_trees}});
-            g.body = [algo, root = p.root, spans](node& me, std::vector<sym>& in,
-                                                  std::vector<sym>&) {
-                reduce(me, spans(in), root, std::plus<>{}, algo);
-            };
-        } else if (op == "allreduce") {
-            const auto algo = pick<allreduce_algo>(
-                p, {{"hypercube", allreduce_algo::hypercube},
-                    {"reduce-scatter-allgather", allreduce_algo::reduce_scatter_allgather},
-                    {"reduce-broadcast", allreduce_algo::reduce_broadcast},
-                    {"d-cycles", allreduce_algo::d_cycles}});
-            g.body = [algo, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
-                allreduce(me, spans(in), std::plus<>{}, algo);
-            };
-        } else {
-            const bool inclusive = op == "scan" && pick<bool>(p, {{"hypercube", true}});
-            // Freed when the scan returns: the last picture shows it too.
-            g.outgoing = g.keep_freed = true;
-            g.body = [inclusive, spans](node& me, std::vector<sym>& in, std::vector<sym>&) {
-                if (inclusive)
-                    inclusive_scan(me, spans(in), std::plus<>{});
-                else
-                    exclusive_scan(me, spans(in), std::plus<>{});
-            };
-        }
-    } else if (op == "allgather") {
-        own_blocks();
-        each([&](int i) { g.out[std::size_t(i)].resize(std::size_t(n) * m); });
-        if (a == "hypercube" || a == "ring" || a == "mesh") {
-            const auto algo = pick<allgather_algo>(p, {{"hypercube", allgather_algo::hypercube},
-                                                       {"ring", allgather_algo::ring},
-                                                       {"mesh", allgather_algo::mesh}});
-            g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-                allgather(me, std::span<const sym>(in), std::span<sym>(out), algo);
-            };
-        } else {
-            using A = cm200::allgather_algo;
-            const A algo = pick<A>(p, {{"one-cycle", A::one_cycle},
-                                       {"d-cycles", A::d_cycles},
-                                       {"send-and-spread", A::send_and_spread},
-                                       {"one-source-at-a-time", A::one_source_at_a_time}});
-            g.table = algo == A::one_cycle || algo == A::d_cycles;
-            g.body = [algo, o = cm200_options_of(p)](node& me, std::vector<sym>& in,
-                                                     std::vector<sym>& out) {
-                cm200::allgather(me, std::span<const sym>(in), std::span<sym>(out), algo, o);
-            };
-        }
-    } else if (op == "reduce-scatter") {
-        g.style = label_style::sums;
-        each([&](int i) {
-            g.in[std::size_t(i)] = blocks(n, m, [&](int b, std::size_t) {
-                return sym{std::uint64_t(1) << i, std::uint32_t(b), 0};
-            });
-            g.out[std::size_t(i)].resize(m);
+}
+
+void reduce_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    own_blocks(g, p.words);
+    g.style = label_style::sums;
+    g.body = [algo = r.as<reduce_algo>(), root = p.root](node& me, std::vector<sym>& in,
+                                                         std::vector<sym>&) {
+        reduce(me, std::span<sym>(in), root, std::plus<>{}, algo);
+    };
+}
+
+void allreduce_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    own_blocks(g, p.words);
+    g.style = label_style::sums;
+    const auto algo = r.as<allreduce_algo>();
+    if (algo == allreduce_algo::d_cycles) g.cycles = cycle_words::blocks;
+    g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>&) {
+        allreduce(me, std::span<sym>(in), std::plus<>{}, algo);
+    };
+}
+
+template <bool Inclusive>
+void scan_program(sym_program& g, const run_params& p, const algorithm_record&) {
+    own_blocks(g, p.words);
+    g.style = label_style::sums;
+    // Freed when the scan returns: the last picture shows it too.
+    g.outgoing = g.keep_freed = true;
+    g.body = [](node& me, std::vector<sym>& in, std::vector<sym>&) {
+        if constexpr (Inclusive)
+            inclusive_scan(me, std::span<sym>(in), std::plus<>{});
+        else
+            exclusive_scan(me, std::span<sym>(in), std::plus<>{});
+    };
+}
+
+void allgather_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    own_blocks(g, p.words);
+    results(g, g.in.size() * p.words);
+    g.body = [algo = r.as<allgather_algo>()](node& me, std::vector<sym>& in,
+                                             std::vector<sym>& out) {
+        allgather(me, std::span<const sym>(in), std::span<sym>(out), algo);
+    };
+}
+
+void cm200_allgather_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    using A = cm200::allgather_algo;
+    own_blocks(g, p.words);
+    results(g, g.in.size() * p.words);
+    const A algo = r.as<A>();
+    g.table = algo == A::one_cycle || algo == A::d_cycles;
+    if (algo == A::d_cycles) g.cycles = cycle_words::whole;
+    g.body = [algo, o = cm200_options_of(p)](node& me, std::vector<sym>& in,
+                                             std::vector<sym>& out) {
+        cm200::allgather(me, std::span<const sym>(in), std::span<sym>(out), algo, o);
+    };
+}
+
+void reduce_scatter_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    g.style = label_style::sums;
+    partials(g, int(g.in.size()), p.words);
+    results(g, p.words);
+    g.body = [algo = r.as<reduce_scatter_algo>()](node& me, std::vector<sym>& in,
+                                                  std::vector<sym>& out) {
+        reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out), std::plus<>{}, algo);
+    };
+}
+
+void cm200_reduce_scatter_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    using A = cm200::reduce_scatter_algo;
+    g.style = label_style::sums;
+    // Mathur & Johnsson's memory address x of every node is element x of the
+    // array: its partial sums travel as one symbolic element.
+    partials(g, int(g.in.size() * p.words), 1);
+    results(g, p.words);
+    const A algo = r.as<A>();
+    g.reduction = algo != A::reduce_and_spread;
+    if (algo == A::d_cycles) g.cycles = cycle_words::whole;
+    g.body = [algo, o = cm200_options_of(p)](node& me, std::vector<sym>& in,
+                                             std::vector<sym>& out) {
+        cm200::reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out), std::plus<>{},
+                              algo, o);
+    };
+}
+
+void alltoall_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    g.style = label_style::pairs;
+    g.transit = true;
+    const int n = int(g.in.size());
+    for (std::size_t i = 0; i < g.in.size(); ++i)
+        g.in[i] = blocks(n, p.words, [&](int b, std::size_t j) {
+            return sym{std::uint64_t(1) << i, std::uint32_t(b), std::uint32_t(j) * sym::word};
         });
-        if (a == "hypercube" || a == "ring") {
-            const auto algo =
-                pick<reduce_scatter_algo>(p, {{"hypercube", reduce_scatter_algo::hypercube},
-                                              {"ring", reduce_scatter_algo::ring}});
-            g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-                reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out), std::plus<>{},
-                               algo);
-            };
-        } else {
-            // Mathur & Johnsson's memory address x of every node is element x of the
-            // array: its partial sums travel as one symbolic element.
-            each([&](int i) {
-                g.in[std::size_t(i)] = blocks(n * int(m), 1, [&](int x, std::size_t) {
-                    return sym{std::uint64_t(1) << i, std::uint32_t(x), 0};
-                });
-            });
-            using A = cm200::reduce_scatter_algo;
-            const A algo = pick<A>(p, {{"one-cycle", A::one_cycle},
-                                       {"d-cycles", A::d_cycles},
-                                       {"reduce-and-spread", A::reduce_and_spread}});
-            g.reduction = algo != A::reduce_and_spread;
-            g.body = [algo, o = cm200_options_of(p)](node& me, std::vector<sym>& in,
-                                                     std::vector<sym>& out) {
-                cm200::reduce_scatter(me, std::span<const sym>(in), std::span<sym>(out),
-                                      std::plus<>{}, algo, o);
-            };
-        }
-    } else if (op == "alltoall") {
-        g.style = label_style::pairs;
-        g.transit = true;
-        each([&](int i) {
-            g.in[std::size_t(i)] = blocks(n, m, [&](int b, std::size_t j) {
-                return sym{std::uint64_t(1) << i, std::uint32_t(b), std::uint32_t(j) * sym::word};
-            });
-            g.out[std::size_t(i)].resize(std::size_t(n) * m);
+    results(g, g.in.size() * p.words);
+    g.body = [algo = r.as<alltoall_algo>()](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+        alltoall(me, std::span<const sym>(in), std::span<sym>(out), algo);
+    };
+}
+
+void aspc_program(sym_program& g, const run_params& p, const algorithm_record&) {
+    // Hu: element (i|j) of logical node i = G^-1(physical id); the plus
+    // half's results, then the minus half's, land in out.
+    g.style = label_style::slots;
+    // aspc() runs the four-step schedule (Hu's Table 1) where a node may use
+    // several links at once; single-port's step 1 sends one element.
+    g.schedule = port_policy_of(p.ports).several_links_at_once();
+    g.relayed = g.schedule;
+    for (std::size_t i = 0; i < g.in.size(); ++i) {
+        const auto q = int(aspc_schedule::logical_of(node_id(i)));
+        g.in[i] = blocks(p.dim, p.words, [&](int j, std::size_t) {
+            return sym{std::uint64_t(1) << q, std::uint32_t(j), 0};
         });
-        const auto algo =
-            pick<alltoall_algo>(p, {{"dimension-exchange", alltoall_algo::dimension_exchange},
-                                    {"pairwise", alltoall_algo::pairwise},
-                                    {"ring", alltoall_algo::ring},
-                                    {"all-port", alltoall_algo::all_port}});
-        g.body = [algo](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            alltoall(me, std::span<const sym>(in), std::span<sym>(out), algo);
-        };
-    } else if (op == "aspc" && pick<bool>(p, {{"four-step", true}, {"single-port", true}})) {
-        // Hu: element (i|j) of logical node i = G^-1(physical id); the
-        // plus half's results, then the minus half's, land in out.
-        g.style = label_style::slots;
-        g.schedule = a == "four-step"; // single-port's step 1 sends one element
-        g.relayed = g.schedule;
-        each([&](int i) {
-            const auto q = int(aspc_schedule::logical_of(node_id(i)));
-            g.in[std::size_t(i)] = blocks(p.dim, m, [&](int j, std::size_t) {
-                return sym{std::uint64_t(1) << q, std::uint32_t(j), 0};
-            });
-            g.out[std::size_t(i)].resize(2 * std::size_t(p.dim) * m);
-        });
-        g.body = [](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            const std::span<sym> o(out);
-            aspc(me, std::span<const sym>(in), o.first(in.size()), o.subspan(in.size()));
-        };
-    } else if (op == "descend") {
-        // Hu, section 4: logical node q holds a[q L .. q L + L - 1]; an
-        // element names its index in the mask, so M is at most 64.
-        const std::size_t M = m;
-        if (M > 64)
-            throw usage_error("descend is drawn up to M = 64 elements (--words); M = " +
-                              std::to_string(M) + " has too many to read");
-        const auto schedule = pick<descend_schedule>(
-            p, {{"direct", descend_schedule::direct}, {"pipelined", descend_schedule::pipelined}});
-        // pcr runs in ascend order (descend.hpp), the other kernels descend.
-        const auto order =
-            p.option("kernel") == "pcr" ? descend_order::ascend : descend_order::descend;
-        g.style = label_style::rounds;
-        g.relayed = g.keep_freed = true;
-        const std::size_t L = M >> p.dim;
-        each([&](int i) {
-            const auto first = std::size_t(aspc_schedule::logical_of(node_id(i))) * L;
-            g.in[std::size_t(i)] = blocks(int(L), 1, [&](int l, std::size_t) {
-                return sym{std::uint64_t(1) << (first + std::size_t(l)), 0, 0};
-            });
-        });
-        g.body = [M, schedule, order](node& me, std::vector<sym>& in, std::vector<sym>&) {
-            descend<sym>(me, std::span<sym>(in), M, descend_marks{M}, schedule, order);
-        };
-    } else if (op == "shift") {
-        // A node holds its packet until it passes it on, then the one it
-        // received (between the Gray-code phases in a working buffer).
-        g.transit = true;
-        own_blocks();
-        each([&](int i) { g.out[std::size_t(i)].resize(m); });
-        const auto algo =
-            pick<shift_algo>(p, {{"gray", shift_algo::gray},
-                                 {"gray-bidirectional", shift_algo::gray_bidirectional},
-                                 {"ecube", shift_algo::ecube}});
-        const auto ring = p.option("ring") == "gray" ? shift_ring::gray : shift_ring::id;
-        g.body = [algo, ring, q = p.shift](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            circular_shift(me, std::span<const sym>(in), std::span<sym>(out), q, algo, ring);
-        };
-    } else if (op == "scatter") {
-        const auto algo = pick<scatter_algo>(p, {{"binomial", scatter_algo::binomial},
-                                                 {"rotated-trees", scatter_algo::rotated_trees}});
-        // The blocks are named by their destination, as in Figure 4.15.
-        g.transit = true;
-        each([&](int i) {
-            if (i == p.root)
-                g.in[std::size_t(i)] = blocks(n, m, [](int b, std::size_t j) {
-                    return sym{std::uint64_t(1) << b, std::uint32_t(j), 0};
-                });
-            g.out[std::size_t(i)].resize(m);
-        });
-        g.body = [algo, root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            scatter(me, std::span<const sym>(in), std::span<sym>(out), root, algo);
-        };
-    } else if (op == "gather") {
-        const auto algo = pick<gather_algo>(p, {{"binomial", gather_algo::binomial},
-                                                {"rotated-trees", gather_algo::rotated_trees}});
-        g.transit = true;
-        own_blocks();
-        each([&](int i) { g.out[std::size_t(i)].resize(i == p.root ? std::size_t(n) * m : 0); });
-        g.body = [algo, root = p.root](node& me, std::vector<sym>& in, std::vector<sym>& out) {
-            gather(me, std::span<const sym>(in), std::span<sym>(out), root, algo);
-        };
-    } else {
-        no_driver(p);
     }
+    results(g, 2 * std::size_t(p.dim) * p.words);
+    g.body = [](node& me, std::vector<sym>& in, std::vector<sym>& out) {
+        const std::span<sym> o(out);
+        aspc(me, std::span<const sym>(in), o.first(in.size()), o.subspan(in.size()));
+    };
+}
+
+void descend_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    // Hu, section 4: logical node q holds a[q L .. q L + L - 1]; an element
+    // names its index in the mask, so M is at most 64.
+    const std::size_t M = p.words;
+    if (M > 64)
+        throw usage_error("descend is drawn up to M = 64 elements (--words); M = " +
+                          std::to_string(M) + " has too many to read");
+    // pcr runs in ascend order (descend.hpp), the other kernels descend.
+    const auto order = p.option("kernel") == "pcr" ? descend_order::ascend : descend_order::descend;
+    g.style = label_style::rounds;
+    g.relayed = g.keep_freed = true;
+    const std::size_t L = M >> p.dim;
+    for (std::size_t i = 0; i < g.in.size(); ++i) {
+        const auto first = std::size_t(aspc_schedule::logical_of(node_id(i))) * L;
+        g.in[i] = blocks(int(L), 1, [&](int l, std::size_t) {
+            return sym{std::uint64_t(1) << (first + std::size_t(l)), 0, 0};
+        });
+    }
+    g.body = [M, schedule = r.as<descend_schedule>(), order](node& me, std::vector<sym>& in,
+                                                             std::vector<sym>&) {
+        descend<sym>(me, std::span<sym>(in), M, descend_marks{M}, schedule, order);
+    };
+}
+
+void shift_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    // A node holds its packet until it passes it on, then the one it
+    // received (between the Gray-code phases in a working buffer).
+    g.transit = g.packets = true;
+    own_blocks(g, p.words);
+    results(g, p.words);
+    const auto ring = p.option("ring") == "gray" ? shift_ring::gray : shift_ring::id;
+    g.body = [algo = r.as<shift_algo>(), ring, q = p.shift](node& me, std::vector<sym>& in,
+                                                            std::vector<sym>& out) {
+        circular_shift(me, std::span<const sym>(in), std::span<sym>(out), q, algo, ring);
+    };
+}
+
+void scatter_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    // The blocks are named by their destination, as in Figure 4.15.
+    g.transit = true;
+    g.in[std::size_t(p.root)] = blocks(int(g.in.size()), p.words, [](int b, std::size_t j) {
+        return sym{std::uint64_t(1) << b, std::uint32_t(j), 0};
+    });
+    results(g, p.words);
+    g.body = [algo = r.as<scatter_algo>(), root = p.root](node& me, std::vector<sym>& in,
+                                                          std::vector<sym>& out) {
+        scatter(me, std::span<const sym>(in), std::span<sym>(out), root, algo);
+    };
+}
+
+void gather_program(sym_program& g, const run_params& p, const algorithm_record& r) {
+    g.transit = true;
+    own_blocks(g, p.words);
+    g.out[std::size_t(p.root)].resize(g.in.size() * p.words);
+    g.body = [algo = r.as<gather_algo>(), root = p.root](node& me, std::vector<sym>& in,
+                                                         std::vector<sym>& out) {
+        gather(me, std::span<const sym>(in), std::span<sym>(out), root, algo);
+    };
+}
+
+// One row per table of algorithm records that draw runs on symbols: every
+// record of the table (the catalog's entries point into them) is drawn by
+// its operation's program, so a new row of a table needs nothing here.
+struct symbolic_driver {
+    std::span<const algorithm_record> records;
+    program_setup setup;
+};
+constexpr symbolic_driver symbolic_drivers[] = {
+    {broadcast_records, broadcast_program},
+    {reduce_records, reduce_program},
+    {allreduce_records, allreduce_program},
+    {scan_records, scan_program<true>},
+    {exscan_records, scan_program<false>},
+    {allgather_records, allgather_program},
+    {cm200::allgather_records, cm200_allgather_program},
+    {reduce_scatter_records, reduce_scatter_program},
+    {cm200::reduce_scatter_records, cm200_reduce_scatter_program},
+    {alltoall_records, alltoall_program},
+    {shift_records, shift_program},
+    {scatter_records, scatter_program},
+    {gather_records, gather_program},
+    {aspc_records, aspc_program},
+    {descend_records, descend_program},
+};
+
+// The row whose table holds e's record, or null.
+const symbolic_driver* driver_of(const algorithm_entry& e) noexcept {
+    for (const symbolic_driver& d : symbolic_drivers)
+        for (const algorithm_record& r : d.records)
+            if (&r == e.record) return &d;
+    return nullptr;
+}
+
+sym_program program_for(const run_params& p, const algorithm_entry& e) {
+    const symbolic_driver* d = driver_of(e);
+    if (!d) {
+        const std::vector<std::string> ops = drawn_operations();
+        std::string list;
+        for (std::size_t i = 0; i < ops.size(); ++i)
+            list += (i == 0 ? "" : i + 1 == ops.size() ? " and " : ", ") + ops[i];
+        throw usage_error("hcube draw has no picture for " + p.op + " " + p.algo +
+                          " yet; it draws " + list);
+    }
+    sym_program g;
+    g.in.resize(std::size_t(1) << p.dim);
+    g.out.resize(g.in.size());
+    d->setup(g, p, *e.record);
     return g;
 }
 
@@ -628,11 +665,11 @@ void check_memory_to_draw(const algorithm_entry& e, const run_params& p) {
 }
 
 // The page's key to what it shows, for this run's labels and tables only.
-std::string notation_of(const sym_program& g, const run_params& p, bool cycles) {
+std::string notation_of(const sym_program& g, const run_params& p) {
     std::string s;
     switch (g.style) {
     case label_style::blocks:
-        s = p.op == "shift"
+        s = g.packets
                 ? "Labels: the packet a node holds ((5) = node 5's packet), its own until it "
                   "passes it on, then the one it received."
                 : std::string("Labels: the blocks a node holds ((0,1) = the blocks of nodes 0 "
@@ -672,11 +709,11 @@ std::string notation_of(const sym_program& g, const run_params& p, bool cycles) 
              "address, + receives it and adds its own element, ○ added its element in an "
              "earlier step; Dim = the link the sum crossed (Mathur & Johnsson, Figures 12-19). "
              "An arrow's Σ3 = the partial sum of address 3 it carries.";
-    if (cycles) {
+    if (g.cycles != cycle_words::none) {
         // The all-reduce's reduce-scatter and allgather take blocks of
         // M' = ceil(m/p) words, one a node, as the CM-200 allocates them.
         const std::size_t d = std::size_t(std::max(p.dim, 1)), nodes = std::size_t(1) << p.dim;
-        const bool blocks = p.op == "allreduce";
+        const bool blocks = g.cycles == cycle_words::blocks;
         const std::size_t block = blocks ? (p.words + nodes - 1) / nodes : p.words,
                           beta = (block + d - 1) / d;
         if (blocks)
@@ -697,6 +734,19 @@ std::string notation_of(const sym_program& g, const run_params& p, bool cycles) 
 
 } // namespace
 
+std::vector<std::string> drawn_operations() {
+    std::vector<std::string> ops;
+    for (const symbolic_driver& d : symbolic_drivers)
+        if (const std::string op(d.records.front().op);
+            std::find(ops.begin(), ops.end(), op) == ops.end())
+            ops.push_back(op);
+    return ops;
+}
+
+bool draws(const algorithm_entry& e) noexcept {
+    return driver_of(e) != nullptr;
+}
+
 algorithm_steps record_steps(run_params p) {
     if (p.dim < 0 || p.dim > max_drawn_dim)
         throw usage_error("steps are drawn up to d = " + std::to_string(max_drawn_dim) +
@@ -709,7 +759,7 @@ algorithm_steps record_steps(run_params p) {
     if (const std::string why = e.unfit(p); !why.empty())
         throw usage_error(p.op + " " + p.algo + ": " + why);
     check_memory_to_draw(e, p);
-    sym_program g = program_for(p);
+    sym_program g = program_for(p, e);
     buffers().keep_freed = g.keep_freed;
 
     const int n = 1 << p.dim;
@@ -744,7 +794,7 @@ algorithm_steps record_steps(run_params p) {
     s.formula = e.formula;
     s.table = g.table;
     s.reduction_table = g.reduction;
-    s.notation = notation_of(g, p, p.algo == "d-cycles");
+    s.notation = notation_of(g, p);
     s.title = fmt::format("{} {} on a {}-cube ({} nodes), m = {}, {}-port", p.op, p.algo, p.dim, n,
                           p.words, port_policy_of(p.ports).option);
 
