@@ -258,9 +258,12 @@ std::pair<std::size_t, std::size_t> inbox_census(node_state& s) {
 int await_any_source(machine_state& m, node_state& s, int id, std::size_t expect, bool exact) {
     begin_choosing(m);
     for (;;) {
+        // Counted before choosing: a message placed after that (by this
+        // node's own publish, too) must end the wait, or it parks for good
+        // with no candidate for last_parked to force.
+        const auto seen = inbox_census(s);
         if (const int source = choose_source(m, s, id); source >= 0) return source;
         if (routed_in_use(m)) publish_routed_bound(m, s, nullptr);
-        const auto seen = inbox_census(s);
         wait_until(
             m, s,
             [&] { return s.forced.load(std::memory_order_seq_cst) || inbox_census(s) != seen; },

@@ -17,8 +17,10 @@ namespace {
 const rs_algo all_reductions[] = {rs_algo::one_cycle, rs_algo::d_cycles,
                                   rs_algo::reduce_and_spread};
 
-std::int64_t small_value(int v, std::size_t s) {
-    return std::int64_t((v * 131 + s * 17) % 1021);
+// Unique per (node, index), so the sums differ from element to element and an
+// element in the wrong place shows.
+std::int64_t unique_value(int v, std::size_t s) {
+    return value_for<std::int64_t>(v, s);
 }
 
 template <class T, class Op, class Make>
@@ -55,7 +57,7 @@ TEST_CASE("reduce-scatter: every algorithm and order equals the serial reference
                         const cm200::options o{ord, ix};
                         CAPTURE(describe(d, b, a, o));
                         check_against_reference<std::int64_t>(mach, n * b, a, o, std::plus<>{},
-                                                              small_value);
+                                                              unique_value);
                         check_against_reference<mat2>(mach, n * b, a, o, mat2_product{}, mat2_for);
                     }
     }
@@ -75,7 +77,7 @@ TEST_CASE("reduce-scatter: any M per node, allocated as on the CM-200 (4.2.4)") 
                 const cm200::options o{ord, ix};
                 CAPTURE(describe(d, total, a, o));
                 check_against_reference<std::int64_t>(mach, total, a, o, std::plus<>{},
-                                                      small_value);
+                                                      unique_value);
                 check_against_reference<mat2>(mach, total, a, o, mat2_product{}, mat2_for);
             }
     }
@@ -94,15 +96,15 @@ TEST_CASE("reduce-scatter: virtual time equals the closed forms (commutative ope
                 const cm200::options o{ord, index_mode::computation};
                 for (index_mode ix : {index_mode::computation, index_mode::motion}) {
                     run_reduce_scatter<std::int64_t>(mach, n * b, rs_algo::d_cycles, {ord, ix},
-                                                     std::plus<>{}, small_value, nullptr, &r);
+                                                     std::plus<>{}, unique_value, nullptr, &r);
                     CHECK(r.virtual_time == ((1 << d) - 1) * (ts + tw * double((b + d - 1) / d)));
                     CHECK(r.virtual_time == cost::cm200::d_cycles(d, b, ts, tw));
                 }
                 run_reduce_scatter<std::int64_t>(mach, n * b, rs_algo::one_cycle, o, std::plus<>{},
-                                                 small_value, nullptr, &r);
+                                                 unique_value, nullptr, &r);
                 CHECK(r.virtual_time == ((1 << d) - 1) * (ts + tw * double(b)));
                 run_reduce_scatter<std::int64_t>(mach, n * b, rs_algo::reduce_and_spread, o,
-                                                 std::plus<>{}, small_value, nullptr, &r);
+                                                 std::plus<>{}, unique_value, nullptr, &r);
                 CHECK(r.virtual_time ==
                       cost::cm200::reduce_and_spread(d, n * b, std::size_t(d), ts, tw));
             }
@@ -110,7 +112,7 @@ TEST_CASE("reduce-scatter: virtual time equals the closed forms (commutative ope
         // Arbitrary M: the critical path is block 0's, ceil(M/N) elements.
         run_report r;
         run_reduce_scatter<std::int64_t>(mach, 3 * n + 1, rs_algo::d_cycles, {}, std::plus<>{},
-                                         small_value, nullptr, &r);
+                                         unique_value, nullptr, &r);
         CHECK(r.virtual_time == cost::cm200::d_cycles(d, 4, ts, tw));
     }
 }
@@ -123,14 +125,14 @@ TEST_CASE("reduce-scatter: single-port runs one-cycle and reduce-and-spread, ref
     check_against_reference<mat2>(mach, 16 * 5, rs_algo::reduce_and_spread, {}, mat2_product{},
                                   mat2_for);
     run_reduce_scatter<std::int64_t>(mach, 16 * 5, rs_algo::one_cycle, {}, std::plus<>{},
-                                     small_value, nullptr, &r);
+                                     unique_value, nullptr, &r);
     CHECK(r.virtual_time == cost::cm200::one_cycle(4, 5, ts, tw));
     run_reduce_scatter<std::int64_t>(mach, 16 * 5, rs_algo::reduce_and_spread, {}, std::plus<>{},
-                                     small_value, nullptr, &r);
+                                     unique_value, nullptr, &r);
     CHECK(r.virtual_time == cost::cm200::reduce_and_spread(4, 80, 1, ts, tw));
     try {
         run_reduce_scatter<std::int64_t>(mach, 16 * 5, rs_algo::d_cycles, {}, std::plus<>{},
-                                         small_value);
+                                         unique_value);
         FAIL("d-cycles ran under single-port");
     } catch (const run_error& e) {
         const std::string what = e.what();
@@ -148,7 +150,7 @@ TEST_CASE("reduce-scatter: a non-commutative operator costs longer messages, nev
     machine mach(cfg(d, port_model::all_port, 1, 1));
     run_report sum, prod;
     run_reduce_scatter<std::int64_t>(mach, 16 * 4, rs_algo::d_cycles, {}, std::plus<>{},
-                                     small_value, nullptr, &sum);
+                                     unique_value, nullptr, &sum);
     run_reduce_scatter<mat2>(mach, 16 * 4, rs_algo::d_cycles, {}, mat2_product{}, mat2_for, nullptr,
                              &prod);
     CHECK(sum.steps == prod.steps);

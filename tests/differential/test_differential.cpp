@@ -3,7 +3,10 @@
 // operator (non-commutative ones included), each result checked against a
 // serial reference computed here from the operation's definition. Catalog
 // cases run every registered algorithm (ASPC and descend included) through its
-// own driver and serial reference.
+// own driver and serial reference. Routed cases run user-style programs that
+// call the routed primitives themselves (routed_programs.hpp), again under
+// another executor or link type, which must give the same choices, clocks and
+// traffic.
 //
 // Each case follows from a 64-bit case seed, itself drawn from the run's seed;
 // a failure prints both and the case. Environment:
@@ -11,6 +14,8 @@
 //                           repeatable and the variants draw different cases)
 //   HCUBE_DIFF_SECONDS=<s>  the time budget (default 60, 20 in sanitizer builds)
 //   HCUBE_DIFF_CASE=<hex>   replay one case seed and nothing else
+//   HCUBE_BACKEND=mpi       under mpirun: every case runs in process and over
+//                           the job's ranks, which must agree (no sweep)
 // docs/testing.md says how to run a long soak.
 #include <doctest/doctest.h>
 
@@ -19,18 +24,21 @@
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <hcube/driver/catalog.hpp>
 #include <hcube/hcube.hpp>
 
 #include "deadline.hpp"
+#include "routed_programs.hpp"
 #include "sanitizers.hpp"
 #include "test_support.hpp"
 
@@ -169,7 +177,8 @@ enum class op_kind {
     shift,
     cm200_allgather,
     cm200_reduce_scatter,
-    catalog, // an entry of builtin_catalog(), with its own driver and reference
+    routed_program, // a user-style program of routed messages (routed_programs.hpp)
+    catalog,        // an entry of builtin_catalog(), with its own driver and reference
     count
 };
 
@@ -187,6 +196,7 @@ const char* name(op_kind o) {
                                         "circular_shift",
                                         "cm200::allgather",
                                         "cm200::reduce_scatter",
+                                        "routed program",
                                         "catalog"};
     return names[int(o)];
 }
@@ -199,9 +209,10 @@ std::vector<std::string> algorithms(op_kind o) {
     case op_kind::reduce:
         return {"automatic", "binomial", "reduce_scatter_gather"};
     case op_kind::allreduce:
-        return {"automatic", "hypercube", "reduce_scatter_allgather", "reduce_broadcast"};
+        return {"automatic", "hypercube", "reduce_scatter_allgather", "reduce_broadcast",
+                "d_cycles"};
     case op_kind::allgather:
-        return {"automatic", "hypercube", "ring", "mesh"};
+        return {"automatic", "hypercube", "ring", "mesh", "d_cycles"};
     case op_kind::reduce_scatter:
         return {"automatic", "hypercube", "ring"};
     case op_kind::alltoall:
@@ -232,7 +243,27 @@ struct test_case {
     std::size_t capacity = 16;
     cost_model cost{};
     run_params catalog; // op == catalog
+    int alternate = 0;  // op == routed_program: the other executor or links (alternates)
 };
+
+// What a routed program runs under a second time: each differs from the
+// default (threads, ring links) in the executor, the worker count or the links.
+struct run_variant {
+    const char* name;
+    executor_kind executor;
+    int workers;
+    link_impl links;
+};
+constexpr run_variant alternates[] = {
+    {"threads, boost links", executor_kind::threads, 0, link_impl::boost_spsc},
+    {"fibers on 1 worker", executor_kind::fibers, 1, link_impl::ring},
+    {"fibers on 3 workers", executor_kind::fibers, 3, link_impl::ring},
+    {"fibers on 2 workers, boost links", executor_kind::fibers, 2, link_impl::boost_spsc},
+    {"threads, ring links", executor_kind::threads, 0, link_impl::ring},
+};
+
+// The routed program of a case: its script follows from the case seed.
+test::routed_script routed_script_of(const test_case& c);
 
 std::string describe(const test_case& c) {
     std::ostringstream os;
@@ -244,6 +275,9 @@ std::string describe(const test_case& c) {
            << to_string(p.type);
         for (const auto& [k, v] : p.options)
             os << " --" << k << " " << v;
+    } else if (c.op == op_kind::routed_program) {
+        os << name(c.op) << ", d = " << c.d << ", " << describe(routed_script_of(c))
+           << ", again with " << alternates[c.alternate].name;
     } else {
         os << name(c.op) << " " << algorithms(c.op)[std::size_t(c.algo)] << ", d = " << c.d
            << ", m = " << c.m << ", root = " << c.root << ", " << name(c.elem);
@@ -349,6 +383,17 @@ std::optional<sweep_item> sweep_item_of(std::uint64_t seed) {
     return sweep()[index];
 }
 
+// Whether v is what runs the cases by default (the variant's environment,
+// HCUBE_EXECUTOR and HCUBE_LINKS): true only for threads with the same links,
+// as the fibers' default worker count differs from every alternate's.
+bool is_default(const run_variant& v) {
+    config c = test::cfg(0);
+    c.backend = backend_kind::in_process;
+    static const run_report probe = machine(c).run([](node&) {});
+    return v.executor == executor_kind::threads && probe.executor == executor_kind::threads &&
+           v.links == probe.link_implementation;
+}
+
 std::optional<test_case> draw_case(std::uint64_t seed) {
     rng g(seed);
     test_case c;
@@ -363,6 +408,12 @@ std::optional<test_case> draw_case(std::uint64_t seed) {
     c.cost.word_bytes = pick<std::size_t>(g, {0, 0, 8});
     if (c.op == op_kind::catalog) {
         if (!draw_catalog(g, c, swept ? swept->entry : std::nullopt)) return std::nullopt;
+        return c;
+    }
+    if (c.op == op_kind::routed_program) { // d >= 1: a routed message goes to another node
+        c.d = 1 + int(g() % unsigned(max_dim_drawn()));
+        c.alternate = int(g() % std::size(alternates));
+        if (is_default(alternates[c.alternate])) c.alternate = 0;
         return c;
     }
     c.elem = elem_kind(g() % unsigned(elem_kind::count));
@@ -382,6 +433,8 @@ std::optional<test_case> draw_case(std::uint64_t seed) {
     if (c.op == op_kind::shift && (c.algo == 1 || c.algo == 2) && c.ring == 1) c.ring = 2;
     if ((c.op == op_kind::cm200_allgather || c.op == op_kind::cm200_reduce_scatter) && c.algo == 1)
         c.ports = port_model::all_port; // d-cycles are all-port only
+    if ((c.op == op_kind::allgather || c.op == op_kind::allreduce) && c.algo == 4)
+        c.ports = port_model::all_port; // so are the generic d_cycles
     return c;
 }
 
@@ -391,8 +444,8 @@ std::optional<test_case> draw_case(std::uint64_t seed) {
 // entry says itself (and is held to it, see run_case).
 bool may_need_buffers(const test_case& c) {
     switch (c.op) {
-    case op_kind::allgather:
-        return c.algo == 0 || c.algo >= 2;
+    case op_kind::allgather: // not d_cycles (4): all-port posts a step's sends with its receives
+        return c.algo == 0 || c.algo == 2 || c.algo == 3;
     case op_kind::reduce_scatter:
         return c.algo != 1;
     case op_kind::alltoall:
@@ -450,10 +503,11 @@ std::string show_mismatch(int node, const std::vector<T>& got, const std::vector
 }
 
 // Runs a direct case on `mach`; returns what was wrong, or "" when every
-// node's result matches the reference, and sets every node's final time.
+// node's result (over MPI: of this rank's nodes) matches the reference, and
+// sets the run's report.
 template <class T, class Draw, class Op>
 std::string run_direct(machine& mach, const test_case& c, rng& g, Draw draw, Op op,
-                       std::vector<double>& node_time) {
+                       run_report& report) {
     const int p = 1 << c.d;
     const std::size_t m = c.m, P = std::size_t(p);
     const bool per_dest =
@@ -543,7 +597,7 @@ std::string run_direct(machine& mach, const test_case& c, rng& g, Draw draw, Op 
         }
         out[std::size_t(k)] = std::move(r);
     };
-    node_time = mach.run(program).node_time;
+    report = mach.run(program);
 
     // The reference: what node k must hold, or nullopt where it is unspecified.
     const auto want = [&](int k) -> std::optional<std::vector<T>> {
@@ -618,22 +672,31 @@ std::string run_direct(machine& mach, const test_case& c, rng& g, Draw draw, Op 
         }
     };
     for (int k = 0; k < p; ++k)
-        if (const auto w = want(k); w && out[std::size_t(k)] != *w)
+        if (const auto w = want(k); w && mach.is_local(k) && out[std::size_t(k)] != *w)
             return show_mismatch(k, out[std::size_t(k)], *w);
     return "";
 }
 
-// Machines are expensive to start (2^d threads): one per (d, link capacity),
-// reused with the case's ports and cost.
-machine& machine_for(const test_case& c) {
-    static std::map<std::pair<int, std::size_t>, std::unique_ptr<machine>> machines;
-    auto& slot = machines[{c.d, c.capacity}];
-    if (!slot) {
-        config cfg = test::cfg(c.d);
-        cfg.link_capacity = c.capacity;
-        cfg.deadlock_grace = std::chrono::milliseconds(20 * test::sanitizer_slowdown);
-        slot = std::make_unique<machine>(cfg);
-    }
+test::routed_script routed_script_of(const test_case& c) {
+    rng g(splitmix(c.seed)); // the inputs' stream, as for every case
+    return test::draw_routed_script(g, c.d);
+}
+
+config case_config(const test_case& c, backend_kind backend) {
+    config cfg = test::cfg(c.d, c.ports);
+    cfg.cost = c.cost;
+    cfg.link_capacity = c.capacity;
+    cfg.deadlock_grace = std::chrono::milliseconds(20 * test::sanitizer_slowdown);
+    cfg.backend = backend; // in process unless asked: HCUBE_BACKEND=mpi must not move these
+    return cfg;
+}
+
+// Machines are expensive to start (2^d threads): one per (d, link capacity,
+// backend), reused with the case's ports and cost.
+machine& machine_for(const test_case& c, backend_kind backend = backend_kind::in_process) {
+    static std::map<std::tuple<int, std::size_t, backend_kind>, std::unique_ptr<machine>> machines;
+    auto& slot = machines[{c.d, c.capacity, backend}];
+    if (!slot) slot = std::make_unique<machine>(case_config(c, backend));
     slot->set_ports(c.ports);
     slot->set_cost(c.cost);
     return *slot;
@@ -643,12 +706,29 @@ struct case_result {
     std::string failure; // empty when the case passed
     bool deadlocked = false;
     std::vector<double> node_time{}; // every node's final virtual time
+    std::uint64_t fingerprint = 0;   // the report's: steps, traffic, congestion too
+    // A routed program's: what every node took, in order (over MPI, this
+    // rank's nodes only).
+    std::vector<std::vector<test::taken>> taken{};
 };
 
-case_result run_case(const test_case& c) {
-    machine& mach = machine_for(c);
+case_result run_routed(machine& mach, const test_case& c) {
+    const test::routed_script sc = routed_script_of(c);
+    case_result r;
+    r.taken.resize(std::size_t(mach.size()));
+    const run_report rep =
+        mach.run([&](node& me) { test::run_routed_script(me, sc, r.taken[std::size_t(me.id())]); });
+    for (int k = 0; k < mach.size() && r.failure.empty(); ++k)
+        if (mach.is_local(k)) r.failure = test::check_routed_log(sc, k, r.taken[std::size_t(k)]);
+    r.node_time = rep.node_time;
+    r.fingerprint = rep.fingerprint();
+    return r;
+}
+
+case_result run_case(const test_case& c, machine& mach) {
     rng g(splitmix(c.seed)); // the inputs' stream, apart from the parameters'
     try {
+        if (c.op == op_kind::routed_program) return run_routed(mach, c);
         if (c.op == op_kind::catalog) {
             const algorithm_entry* e = builtin_catalog().find(c.catalog.op, c.catalog.algo);
             const run_outcome o = e->run(mach, c.catalog);
@@ -658,14 +738,17 @@ case_result run_case(const test_case& c) {
             if (const std::string need = buffered_links_need(*e, c.catalog);
                 c.capacity == 0 && !need.empty())
                 return {"completed on unbuffered links, but the catalog says: " + need};
-            return {"", false, o.report.node_time};
+            return {"", false, o.report.node_time, o.report.fingerprint()};
         }
         case_result r;
+        run_report report;
         with_elements(c.elem, [&](auto draw, auto op) {
             using T = decltype(draw(g));
-            r.failure = run_direct<T>(mach, c, g, draw, op, r.node_time);
+            r.failure = run_direct<T>(mach, c, g, draw, op, report);
             return true;
         });
+        r.node_time = report.node_time;
+        r.fingerprint = report.fingerprint();
         return r;
     } catch (const deadlock_error& e) {
         if (c.capacity == 0 && may_need_buffers(c)) return {"", true};
@@ -675,22 +758,58 @@ case_result run_case(const test_case& c) {
     }
 }
 
-// Runs the case; one case in four runs twice, as virtual time must depend
-// only on the program (README), routed traffic included.
-case_result check_case(const test_case& c) {
-    case_result first = run_case(c);
-    if (!first.failure.empty() || first.deadlocked || c.seed % 4 != 0) return first;
-    const case_result again = run_case(c);
-    if (!again.failure.empty() || again.deadlocked)
-        return {"the second run of the case: " +
-                (again.deadlocked ? std::string("deadlock") : again.failure)};
-    for (std::size_t k = 0; k < first.node_time.size(); ++k)
+// What differs between two runs of one case on `second` (the program alone
+// decides virtual time, choices and traffic), or "".
+std::string differences(const case_result& first, const case_result& again, const machine& second,
+                        const std::string& what) {
+    std::ostringstream os;
+    for (std::size_t k = 0; k < first.node_time.size() && k < again.node_time.size(); ++k)
         if (first.node_time[k] != again.node_time[k]) {
-            std::ostringstream os;
-            os << "virtual time depends on the run: node " << k << " ended at "
+            os << "virtual time differs " << what << ": node " << k << " ended at "
                << first.node_time[k] << ", then at " << again.node_time[k];
-            return {os.str()};
+            return os.str();
         }
+    for (std::size_t k = 0; k < first.taken.size() && k < again.taken.size(); ++k) {
+        if (!second.is_local(int(k))) continue;
+        const auto& a = first.taken[k];
+        const auto& b = again.taken[k];
+        for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+            if (a[i].source != b[i].source) {
+                os << "node " << k << " chose otherwise " << what << ": its message " << i
+                   << " came from node " << a[i].source << ", then from node " << b[i].source;
+                return os.str();
+            }
+    }
+    if (first.node_time.size() != again.node_time.size() || first.fingerprint != again.fingerprint)
+        return "the report's steps, traffic or congestion differ " + what + " (its fingerprint)";
+    return "";
+}
+
+// Runs the case, then again where it must give the same: one case in four on
+// the same machine, a routed program under an alternate executor or links,
+// every case over the MPI job's ranks when `mpi`.
+case_result check_case(const test_case& c, bool mpi) {
+    case_result first = run_case(c, machine_for(c));
+    if (!first.failure.empty() || first.deadlocked) return first;
+    const auto versus = [&](machine& second, const std::string& what) -> std::string {
+        const case_result again = run_case(c, second);
+        if (again.deadlocked) return what + ": deadlock";
+        if (!again.failure.empty()) return what + ": " + again.failure;
+        return differences(first, again, second, what);
+    };
+    std::string wrong;
+    if (c.seed % 4 == 0) wrong = versus(machine_for(c), "in the second run");
+    if (wrong.empty() && c.op == op_kind::routed_program && !mpi) {
+        const run_variant& v = alternates[c.alternate];
+        config cfg = case_config(c, backend_kind::in_process);
+        cfg.executor = v.executor;
+        cfg.workers = v.workers;
+        cfg.links = v.links;
+        machine other(cfg);
+        wrong = versus(other, std::string("under ") + v.name);
+    }
+    if (wrong.empty() && mpi) wrong = versus(machine_for(c, backend_kind::mpi), "over MPI");
+    if (!wrong.empty()) return {wrong};
     return first;
 }
 
@@ -712,14 +831,26 @@ std::uint64_t variant_seed() {
     return seed;
 }
 
+// HCUBE_BACKEND=mpi: the run is one of an MPI job's ranks.
+bool over_mpi() {
+    const char* b = std::getenv("HCUBE_BACKEND");
+    return b && std::string(b) == "mpi";
+}
+
+// Over MPI the cases stop at d = 4, so that a run takes seconds: the ranks
+// share the machine's cores, and every choice among sources waits for the
+// whole job to go idle (docs/mpi.md).
+constexpr int mpi_max_dim = 4;
+
 } // namespace
 
 TEST_CASE("random differential test of the collectives against serial references") {
+    const bool mpi = over_mpi();
     if (const auto one = env_number("HCUBE_DIFF_CASE")) {
         const auto c = draw_case(*one);
         REQUIRE_MESSAGE(c, "case seed " << *one << " draws a catalog case that fits nothing");
         MESSAGE(describe(*c));
-        const case_result r = check_case(*c);
+        const case_result r = check_case(*c, mpi);
         CHECK_MESSAGE(r.failure.empty(), describe(*c) << "\n  " << r.failure);
         return;
     }
@@ -727,25 +858,43 @@ TEST_CASE("random differential test of the collectives against serial references
     const double seconds =
         double(env_number("HCUBE_DIFF_SECONDS").value_or(test::sanitized ? 20 : 60));
     test::extend_deadline(seconds + 120); // the budget, then the case that ends it
-    MESSAGE("HCUBE_DIFF_SEED=" << seed << " (" << sweep().size()
-                               << " sweep cases, then random ones)");
+    // Over MPI every rank must run the same cases: they stop together (a
+    // collective over the job), and the sweep is left to the in-process runs
+    // (tests/mpi runs every catalog entry over the ranks).
+    std::unique_ptr<machine> job;
+    if (mpi) {
+        config c = test::cfg(3);
+        c.backend = backend_kind::mpi;
+        job = std::make_unique<machine>(c);
+    }
+    const std::uint64_t sweep_cases = mpi ? 0 : sweep().size();
+    MESSAGE("HCUBE_DIFF_SEED=" << seed << " (" << sweep_cases << " sweep cases, then random ones"
+                               << std::string(mpi ? ", each also over MPI" : "") << ")");
     const auto t0 = std::chrono::steady_clock::now();
     const auto elapsed = [&] {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
-    long cases = 0, deadlocks = 0, unfit = 0, failures = 0;
+    long cases = 0, deadlocks = 0, unfit = 0, failures = 0, skipped = 0;
     std::map<std::string, long> per_op;
+    const auto go_on = [&](std::uint64_t i) {
+        const bool more = (i < sweep_cases || elapsed() < seconds) && failures < 5;
+        return mpi ? job->on_every_rank(more) : more;
+    };
     // The sweep runs whatever the budget: every algorithm, every run.
-    for (std::uint64_t i = 0; (i < sweep().size() || elapsed() < seconds) && failures < 5; ++i) {
+    for (std::uint64_t i = 0; go_on(i); ++i) {
         const auto c =
-            draw_case(i < sweep().size() ? sweep_seed(i, splitmix(seed + i)) : splitmix(seed + i));
+            draw_case(i < sweep_cases ? sweep_seed(i, splitmix(seed + i)) : splitmix(seed + i));
         if (!c) {
             ++unfit;
-            if (i < sweep().size())
+            if (i < sweep_cases)
                 FAIL_CHECK("sweep case " << i << " draws parameters its algorithm refuses");
             continue;
         }
-        const case_result r = check_case(*c);
+        if (mpi && ((1 << c->d) < job->ranks() || c->d > mpi_max_dim)) {
+            ++skipped;
+            continue;
+        }
+        const case_result r = check_case(*c, mpi);
         ++cases;
         ++per_op[c->op == op_kind::catalog ? "catalog " + c->catalog.op : name(c->op)];
         if (r.deadlocked) ++deadlocks;
@@ -760,6 +909,11 @@ TEST_CASE("random differential test of the collectives against serial references
         counts << "\n  " << op << ": " << n;
     MESSAGE("HCUBE_DIFF_SEED=" << seed << ": " << cases << " cases in " << elapsed() << " s ("
                                << deadlocks << " deadlocked as documented on unbuffered links, "
-                               << unfit << " catalog draws fit nothing)" << counts.str());
+                               << unfit << " catalog draws fit nothing"
+                               << (mpi ? ", " + std::to_string(skipped) +
+                                             " with fewer nodes than ranks or d > " +
+                                             std::to_string(mpi_max_dim)
+                                       : "")
+                               << ")" << counts.str());
     CHECK(cases > 0);
 }

@@ -173,6 +173,27 @@ TEST_CASE("run_ordered: a reduction that swaps its operands is caught by the mat
           "node 2, element 0: got [249 158; 52 33], expected [191 158; 110 91]");
 }
 
+TEST_CASE("the node-order check runs on at most a 12-cube, and still catches a swap there") {
+    run_params p;
+    p.op = "reduce";
+    p.dim = 13;
+    p.words = 2;
+    p.root = 4097;
+    p.executor = executor_kind::fibers;
+    const algorithm_entry wrong = reduce_entry<std::plus<>, swapped_product>();
+    const run_params q = ordered_check_params(wrong, p, 1);
+    CHECK(q.dim == 12);
+    CHECK(q.root == 1); // 4097 on the first 12 dimensions
+    CHECK(q.words == 2);
+    CHECK(ordered_check_params(wrong, q, 1).dim == 12);    // small enough already
+    CHECK(ordered_check_params(wrong, p, 8192).dim == 13); // the ranks need the whole cube
+    machine mc(machine_config(p));
+    CHECK(wrong.run(mc, p).verified); // plus cannot tell
+    const std::string mismatch = ordered_mismatch(wrong, p, mc);
+    CHECK(mismatch.rfind("node 1, element 0: got [", 0) == 0);
+    CHECK(ordered_mismatch(reduce_entry<std::plus<>>(), p, mc).empty());
+}
+
 TEST_CASE("the catalog checks node order with the matrix product where the algorithm promises it") {
     // Algorithms that combine partials of ids that are not consecutive (the
     // all-port trees, allreduce d-cycles) take only commutative operators; the

@@ -237,6 +237,15 @@ double estimated_bytes(const algorithm_entry& e, const run_params& p, std::strin
 // std::bad_alloc halfway through says nothing.
 void check_memory(const std::string& what, double need, const std::string& counted);
 
+// The parameters of the node-order check (algorithm_entry::run_ordered): p on
+// its first 12 dimensions (the root kept within them), or p itself where the
+// algorithm or the machine's `ranks` need the whole cube.
+run_params ordered_check_params(const algorithm_entry& e, const run_params& p, int ranks);
+// Whether the node-order check finds e's results out of order, on m (p's
+// machine) or a smaller one (ordered_check_params): the mismatch, or empty if
+// none (or if e promises no order, or its data exceed 2^20 elements).
+std::string ordered_mismatch(const algorithm_entry& e, const run_params& p, machine& m);
+
 // Resolves `auto`, validates options and fit, refuses runs whose estimated
 // memory exceeds physical memory or whose formula time overflows, runs on a
 // fresh machine. Throws usage_error with one clear line for anything that
