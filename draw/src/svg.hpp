@@ -63,4 +63,12 @@ inline std::string num(double v) {
     return fmt::format("{:g}", v);
 }
 
+// An SVG's opening tag, w x h px on a white ground.
+inline std::string svg_open(double w, double h) {
+    return fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" )"
+                       R"(viewBox="0 0 {0} {1}" font-family="sans-serif" font-size="12">)"
+                       R"(<rect width="100%" height="100%" fill="white"/>)",
+                       num(w), num(h));
+}
+
 } // namespace hcube::draw_detail

@@ -100,81 +100,84 @@ double tick_step(double span) {
     return 10 * mag;
 }
 
-} // namespace
+// Where a timeline draws: a row per node, virtual time along x from left to
+// left + plot_width, the time axis below the rows.
+struct timeline_frame {
+    int p;
+    double end, plot_width;
+    double row, left, top, axis_y, width, height;
+    double x(double t) const { return left + t / end * plot_width; }
+    double y(int node) const { return top + row * node; }
+};
 
-void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options o) {
-    const int p = 1 << r.dim;
-    if (p > o.max_nodes)
-        throw usage_error("timeline: " + std::to_string(p) +
-                          " nodes (d = " + std::to_string(r.dim) + ") are more than the " +
-                          std::to_string(o.max_nodes) +
-                          " a space-time diagram shows readably; write a trace (--trace "
-                          "FILE.json) and open it in Perfetto instead");
-    double end = r.virtual_time;
+timeline_frame frame_of(const run_report& r, const timeline_options& o) {
+    timeline_frame f{};
+    f.p = 1 << r.dim;
+    f.end = r.virtual_time;
     for (const auto& m : r.trace)
-        end = std::max(end, m.arrival);
-    if (end <= 0) end = 1;
-    const double row = p <= 16 ? 28 : p <= 32 ? 18 : 12;
-    const double left = 70, top = o.title.empty() ? 20 : 44, right = 30;
-    const double plot_h = row * (p - 1), axis_y = top + plot_h + 18;
+        f.end = std::max(f.end, m.arrival);
+    if (f.end <= 0) f.end = 1;
+    f.plot_width = o.width;
+    f.row = f.p <= 16 ? 28 : f.p <= 32 ? 18 : 12;
+    f.left = 70, f.top = o.title.empty() ? 20 : 44;
+    const double right = 30;
+    const double plot_h = f.row * (f.p - 1);
+    f.axis_y = f.top + plot_h + 18;
     const int legend_rows = 2;
-    const double height = axis_y + 62 + legend_rows * 18;
-    const double width = left + o.width + right;
-    const auto x = [&](double t) { return left + t / end * o.width; };
-    const auto y = [&](int node) { return top + row * node; };
+    f.height = f.axis_y + 62 + legend_rows * 18;
+    f.width = f.left + o.width + right;
+    return f;
+}
 
-    os << fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" )"
-                      R"(viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)",
-                      num(width), num(height), num(width), num(height))
-       << '\n';
-    os << R"(<rect width="100%" height="100%" fill="white"/>)" << '\n';
-    os << arrow_markers(r.dim) << '\n';
-    if (!o.title.empty())
-        os << fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>)",
-                          num(left), xml(o.title))
-           << '\n';
-    // Node lines and names.
-    const double label_size = p <= 32 ? 12 : 9;
-    for (int i = 0; i < p; ++i)
+// Node lines and names, and the time axis with a scale.
+void draw_axes(std::ostream& os, const run_report& r, const timeline_frame& f) {
+    const double label_size = f.p <= 32 ? 12 : 9;
+    const double left = f.left, axis_y = f.axis_y, right_end = f.left + f.plot_width;
+    for (int i = 0; i < f.p; ++i)
         os << fmt::format(R"(<line class="node" x1="{}" y1="{}" x2="{}" y2="{}" stroke="#bbb"/>)"
                           R"(<text x="{}" y="{}" text-anchor="end" font-size="{}">node {}</text>)",
-                          num(left), num(y(i)), num(left + o.width), num(y(i)), num(left - 8),
-                          num(y(i) + 4), num(label_size), i)
+                          num(left), num(f.y(i)), num(right_end), num(f.y(i)), num(left - 8),
+                          num(f.y(i) + 4), num(label_size), i)
            << '\n';
-    // Time axis with a scale.
-    const double step = tick_step(end);
+    const double step = tick_step(f.end);
     os << fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="black"/>)", num(left),
-                      num(axis_y), num(left + o.width), num(axis_y))
+                      num(axis_y), num(right_end), num(axis_y))
        << '\n';
-    for (double t = 0; t <= end * (1 + 1e-9); t += step)
+    for (double t = 0; t <= f.end * (1 + 1e-9); t += step)
         os << fmt::format(R"(<line x1="{0}" y1="{1}" x2="{0}" y2="{2}" stroke="black"/>)"
                           R"(<text x="{0}" y="{3}" text-anchor="middle">{4}</text>)",
-                          num(x(t)), num(axis_y), num(axis_y + 5), num(axis_y + 18), num(t))
+                          num(f.x(t)), num(axis_y), num(axis_y + 5), num(axis_y + 18), num(t))
            << '\n';
     os << fmt::format(R"(<text x="{}" y="{}" text-anchor="end">virtual time (t_s = {}, )"
                       R"(t_w = {})</text>)",
-                      num(left + o.width), num(axis_y + 34), num(r.cost.t_s), num(r.cost.t_w))
+                      num(right_end), num(axis_y + 34), num(r.cost.t_s), num(r.cost.t_w))
        << '\n';
-    // Congestion delays: a red bar on the sender's line from the time the
-    // message wanted to leave to the time it got its links.
+}
+
+// Congestion delays: a red bar on the sender's line from the time the
+// message wanted to leave to the time it got its links.
+void draw_congestion(std::ostream& os, const run_report& r, const timeline_frame& f) {
     for (const auto& c : r.congestion)
         os << fmt::format(R"(<rect class="congestion" x="{}" y="{}" width="{}" height="6" )"
                           R"(fill="#e41a1c" opacity="0.6"><title>message {} -> {} delayed on )"
                           R"(link {} -> {}: wanted t = {}, got t = {}</title></rect>)",
-                          num(x(c.wanted)), num(y(c.source) - 3),
-                          num(std::max(1.0, x(c.granted) - x(c.wanted))), c.source, c.dest, c.from,
-                          c.from ^ (1 << c.dim), num(c.wanted), num(c.granted))
+                          num(f.x(c.wanted)), num(f.y(c.source) - 3),
+                          num(std::max(1.0, f.x(c.granted) - f.x(c.wanted))), c.source, c.dest,
+                          c.from, c.from ^ (1 << c.dim), num(c.wanted), num(c.granted))
            << '\n';
-    const auto leaves = [&](const trace_record& m) { return draw_detail::leaves(r, m); };
-    // Messages; the critical path under them, wide and pale (local work along
-    // its node's line), each stretch with the virtual time it accounts for.
-    const std::vector<critical_step> crit = critical_path(r);
+}
+
+// The critical path, wide and pale (local work along its node's line), each
+// stretch with the virtual time it accounts for; how many of its stretches
+// are messages.
+std::size_t draw_critical_path(std::ostream& os, const run_report& r, const timeline_frame& f,
+                               const std::vector<critical_step>& crit) {
     std::size_t crit_messages = 0;
     for (const critical_step& c : crit) {
-        double x1 = x(c.begin), y1 = y(c.node), x2 = x(c.end), y2 = y(c.node);
+        double x1 = f.x(c.begin), y1 = f.y(c.node), x2 = f.x(c.end), y2 = f.y(c.node);
         if (c.message >= 0) {
             const trace_record& m = r.trace[std::size_t(c.message)];
-            x1 = x(leaves(m)), y1 = y(m.from), x2 = x(m.arrival), y2 = y(m.to);
+            x1 = f.x(leaves(r, m)), y1 = f.y(m.from), x2 = f.x(m.arrival), y2 = f.y(m.to);
             ++crit_messages;
         }
         os << fmt::format(R"(<line class="critical" data-begin="{}" data-end="{}" x1="{}" )"
@@ -183,18 +186,28 @@ void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options 
                           num(c.begin), num(c.end), num(x1), num(y1), num(x2), num(y2))
            << '\n';
     }
+    return crit_messages;
+}
+
+void draw_messages(std::ostream& os, const run_report& r, const timeline_frame& f) {
     for (const auto& m : r.trace)
         os << fmt::format(R"(<line class="msg" x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
                           R"(stroke-width="1.6" {}marker-end="{}"><title>{} -> {}{}, step {}, )"
                           R"({} bytes, t = {} .. {}</title></line>)",
-                          num(x(leaves(m))), num(y(m.from)), num(x(m.arrival)), num(y(m.to)),
-                          dim_colour(m.dim), m.dim < 0 ? R"(stroke-dasharray="4 3" )" : "",
-                          marker_ref(m.dim), m.from, m.to,
+                          num(f.x(leaves(r, m))), num(f.y(m.from)), num(f.x(m.arrival)),
+                          num(f.y(m.to)), dim_colour(m.dim),
+                          m.dim < 0 ? R"(stroke-dasharray="4 3" )" : "", marker_ref(m.dim), m.from,
+                          m.to,
                           m.dim < 0 ? std::string(" (routed)") : " on dim " + std::to_string(m.dim),
                           m.step + 1, m.bytes, num(m.start), num(m.arrival))
            << '\n';
-    // Legend.
-    double lx = left, ly = axis_y + 52;
+}
+
+// The dimensions' colours, routed messages, the critical path of
+// crit_messages messages (and local work) and the congestion delays.
+void draw_timeline_legend(std::ostream& os, const run_report& r, const timeline_frame& f,
+                          std::size_t crit_messages, bool local) {
+    double lx = f.left, ly = f.axis_y + 52;
     for (int k = 0; k < r.dim; ++k) {
         os << fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="{}" )"
                           R"(stroke-width="2"/><text x="{}" y="{}">dim {}</text>)",
@@ -210,8 +223,7 @@ void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options 
         lx += 80;
     }
     ly += 18;
-    lx = left;
-    const bool local = crit_messages < crit.size();
+    lx = f.left;
     os << fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#ffd400" )"
                       R"(stroke-width="9" opacity="0.7"/><text x="{}" y="{}">critical path: )"
                       R"({} message{}{}, adding up to the virtual time {}</text>)",
@@ -225,6 +237,36 @@ void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options 
                       num(cx), num(ly - 3), num(cx + 28), num(ly + 4), r.congestion.size(),
                       r.congestion.size() == 1 ? "" : "s")
        << '\n';
+}
+
+} // namespace
+
+void write_timeline_svg(const run_report& r, std::ostream& os, timeline_options o) {
+    const int p = 1 << r.dim;
+    if (p > o.max_nodes)
+        throw usage_error("timeline: " + std::to_string(p) +
+                          " nodes (d = " + std::to_string(r.dim) + ") are more than the " +
+                          std::to_string(o.max_nodes) +
+                          " a space-time diagram shows readably; write a trace (--trace "
+                          "FILE.json) and open it in Perfetto instead");
+    const timeline_frame f = frame_of(r, o);
+    os << fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" )"
+                      R"(viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)",
+                      num(f.width), num(f.height), num(f.width), num(f.height))
+       << '\n';
+    os << R"(<rect width="100%" height="100%" fill="white"/>)" << '\n';
+    os << arrow_markers(r.dim) << '\n';
+    if (!o.title.empty())
+        os << fmt::format(R"(<text x="{}" y="22" font-size="15" font-weight="bold">{}</text>)",
+                          num(f.left), xml(o.title))
+           << '\n';
+    draw_axes(os, r, f);
+    draw_congestion(os, r, f);
+    // The critical path under the messages.
+    const std::vector<critical_step> crit = critical_path(r);
+    const std::size_t crit_messages = draw_critical_path(os, r, f, crit);
+    draw_messages(os, r, f);
+    draw_timeline_legend(os, r, f, crit_messages, crit_messages < crit.size());
     os << "</svg>\n";
 }
 

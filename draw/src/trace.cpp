@@ -98,82 +98,85 @@ std::string call_name(const call_record& c) {
     return name;
 }
 
-} // namespace
+// The trace's tracks: a track per node, and beside it the tracks its
+// overlapping calls need (tid lane * p + node).
+struct tracks {
+    int p, lanes;
+    const std::vector<slice>& sl;
+    const run_report& r;
+    int tid(std::size_t call) const { return sl[call].lane * p + r.calls[call].node; }
+};
 
-void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) {
-    if (r.calls.empty() && !r.trace.empty())
-        throw usage_error("write_chrome_trace: the report has messages but no calls; run "
-                          "with config::trace set");
-    const int p = 1 << r.dim;
-    const bool virt = o.clock == trace_clock::virtual_time;
-    const std::vector<slice> sl = slices(r, o.clock);
-
-    std::vector<std::uint64_t> sent(r.calls.size()), received(r.calls.size());
-    for (const auto& t : r.trace) {
-        if (t.send_call >= 0) sent[std::size_t(t.send_call)] += t.bytes;
-        if (t.recv_call >= 0) received[std::size_t(t.recv_call)] += t.bytes;
-    }
-
-    json events = json::array();
+// The process's name and every used track's name and order.
+void add_track_names(json& events, const tracks& t) {
+    const run_report& r = t.r;
     events.push_back({{"ph", "M"},
                       {"name", "process_name"},
                       {"pid", 0},
                       {"args",
                        {{"name", "hcube " + std::to_string(r.dim) + "-cube, " +
                                      std::string(to_string(r.ports))}}}});
-    // A track per node, and beside it the tracks its overlapping calls need
-    // (tid lane * p + node).
-    int lanes = 1;
-    for (const slice& s : sl)
-        lanes = std::max(lanes, s.lane + 1);
-    std::vector<bool> used(std::size_t(lanes * p));
-    for (int i = 0; i < p; ++i)
+    std::vector<bool> used(std::size_t(t.lanes * t.p));
+    for (int i = 0; i < t.p; ++i)
         used[std::size_t(i)] = true;
     for (std::size_t i = 0; i < r.calls.size(); ++i)
-        used[std::size_t(sl[i].lane * p + r.calls[i].node)] = true;
-    const auto tid = [&](std::size_t call) { return sl[call].lane * p + r.calls[call].node; };
-    for (int t = 0; t < lanes * p; ++t) {
-        if (!used[std::size_t(t)]) continue;
-        const int node = t % p, lane = t / p;
+        used[std::size_t(t.tid(i))] = true;
+    for (int tid = 0; tid < t.lanes * t.p; ++tid) {
+        if (!used[std::size_t(tid)]) continue;
+        const int node = tid % t.p, lane = tid / t.p;
         events.push_back(
             {{"ph", "M"},
              {"name", "thread_name"},
              {"pid", 0},
-             {"tid", t},
+             {"tid", tid},
              {"args",
               {{"name", "node " + std::to_string(node) + (lane ? " (overlapping calls)" : "")}}}});
         events.push_back({{"ph", "M"},
                           {"name", "thread_sort_index"},
                           {"pid", 0},
-                          {"tid", t},
-                          {"args", {{"sort_index", node * lanes + lane}}}});
+                          {"tid", tid},
+                          {"args", {{"sort_index", node * t.lanes + lane}}}});
+    }
+}
+
+// A slice per call, with its link, peer, bytes, step and virtual times.
+void add_call_slices(json& events, const tracks& t) {
+    const run_report& r = t.r;
+    std::vector<std::uint64_t> sent(r.calls.size()), received(r.calls.size());
+    for (const auto& m : r.trace) {
+        if (m.send_call >= 0) sent[std::size_t(m.send_call)] += m.bytes;
+        if (m.recv_call >= 0) received[std::size_t(m.recv_call)] += m.bytes;
     }
     for (std::size_t i = 0; i < r.calls.size(); ++i) {
         const call_record& c = r.calls[i];
         json args = {{"step", c.step},
                      {"bytes_sent", sent[i]},
                      {"bytes_received", received[i]},
-                     {"virtual_start", sl[i].virtual_begin},
-                     {"virtual_end", sl[i].virtual_end}};
+                     {"virtual_start", t.sl[i].virtual_begin},
+                     {"virtual_end", t.sl[i].virtual_end}};
         if (c.dim >= 0) args["link"] = c.dim;
         if (c.peer >= 0) args["peer"] = c.peer;
         events.push_back({{"ph", "X"},
                           {"cat", "primitive"},
                           {"name", call_name(c)},
                           {"pid", 0},
-                          {"tid", tid(i)},
-                          {"ts", sl[i].begin},
-                          {"dur", sl[i].end - sl[i].begin},
+                          {"tid", t.tid(i)},
+                          {"ts", t.sl[i].begin},
+                          {"dur", t.sl[i].end - t.sl[i].begin},
                           {"args", std::move(args)}});
     }
-    // One flow per message, forward in time: from the start of the sending
-    // call's slice to the end of the receiving call's, where the message has
-    // arrived (a little inside it: a flow binds to the slice enclosing it).
+}
+
+// One flow per message, forward in time: from the start of the sending
+// call's slice to the end of the receiving call's, where the message has
+// arrived (a little inside it: a flow binds to the slice enclosing it).
+void add_message_flows(json& events, const tracks& tr) {
+    const run_report& r = tr.r;
     for (std::size_t id = 0; id < r.trace.size(); ++id) {
         const trace_record& t = r.trace[id];
         if (t.send_call < 0 || t.recv_call < 0) continue;
-        const slice& a = sl[std::size_t(t.send_call)];
-        const slice& b = sl[std::size_t(t.recv_call)];
+        const slice& a = tr.sl[std::size_t(t.send_call)];
+        const slice& b = tr.sl[std::size_t(t.recv_call)];
         const std::string name =
             t.dim < 0 ? "routed message" : "message on dim " + std::to_string(t.dim);
         json args = {{"from", t.from},           {"to", t.to},
@@ -184,7 +187,7 @@ void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) 
                           {"name", name},
                           {"id", id},
                           {"pid", 0},
-                          {"tid", tid(std::size_t(t.send_call))},
+                          {"tid", tr.tid(std::size_t(t.send_call))},
                           {"ts", a.begin},
                           {"args", args}});
         events.push_back({{"ph", "f"},
@@ -193,27 +196,48 @@ void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) 
                           {"name", name},
                           {"id", id},
                           {"pid", 0},
-                          {"tid", tid(std::size_t(t.recv_call))},
+                          {"tid", tr.tid(std::size_t(t.recv_call))},
                           {"ts", std::max(a.begin, b.end - std::min(0.5, (b.end - b.begin) / 2))},
                           {"args", std::move(args)}});
     }
-    json doc = {
-        {"traceEvents", std::move(events)},
-        {"displayTimeUnit", "ms"},
-        {"otherData",
-         {{"time_axis", virt ? "virtual" : "wall"},
-          {"time_unit",
-           virt ? fmt::format("1 virtual time unit (t_s = {:g}, t_w = {:g}) is drawn as 1 ms; a "
-                              "send lasts while its port is busy, so calls of one node can "
-                              "overlap and go to a track beside it",
-                              r.cost.t_s, r.cost.t_w)
-                : "wall clock of the emulation, from the run's start"},
-          {"dim", r.dim},
-          {"ports", std::string(to_string(r.ports))},
-          {"virtual_time", r.virtual_time},
-          {"steps", r.steps},
-          {"wall_seconds", r.wall_seconds},
-          {"messages", r.trace.size()}}}};
+}
+
+// What the trace's time axis is, and the run's figures.
+json run_facts(const run_report& r, trace_clock clock) {
+    const bool virt = clock == trace_clock::virtual_time;
+    return {{"time_axis", virt ? "virtual" : "wall"},
+            {"time_unit",
+             virt ? fmt::format("1 virtual time unit (t_s = {:g}, t_w = {:g}) is drawn as 1 ms; a "
+                                "send lasts while its port is busy, so calls of one node can "
+                                "overlap and go to a track beside it",
+                                r.cost.t_s, r.cost.t_w)
+                  : "wall clock of the emulation, from the run's start"},
+            {"dim", r.dim},
+            {"ports", std::string(to_string(r.ports))},
+            {"virtual_time", r.virtual_time},
+            {"steps", r.steps},
+            {"wall_seconds", r.wall_seconds},
+            {"messages", r.trace.size()}};
+}
+
+} // namespace
+
+void write_chrome_trace(const run_report& r, std::ostream& os, trace_options o) {
+    if (r.calls.empty() && !r.trace.empty())
+        throw usage_error("write_chrome_trace: the report has messages but no calls; run "
+                          "with config::trace set");
+    const std::vector<slice> sl = slices(r, o.clock);
+    int lanes = 1;
+    for (const slice& s : sl)
+        lanes = std::max(lanes, s.lane + 1);
+    const tracks t{1 << r.dim, lanes, sl, r};
+    json events = json::array();
+    add_track_names(events, t);
+    add_call_slices(events, t);
+    add_message_flows(events, t);
+    json doc = {{"traceEvents", std::move(events)},
+                {"displayTimeUnit", "ms"},
+                {"otherData", run_facts(r, o.clock)}};
     os << doc.dump(1) << '\n';
 }
 

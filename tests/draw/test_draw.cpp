@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -552,6 +553,46 @@ TEST_CASE("record_steps refuses what it cannot draw") {
                          doctest::Contains("up to M = 64 elements"), usage_error);
     CHECK_THROWS_WITH_AS(record_steps(params("allgather", "nonesuch", 3)),
                          doctest::Contains("unknown algorithm"), usage_error);
+}
+
+// Every catalog entry of an operation draw draws, at the first of a few
+// cubes, port models and sizes that it fits: a new record of such an
+// operation is drawn as soon as the catalog runs it.
+TEST_CASE("every catalog algorithm of the operations draw draws is drawn") {
+    const std::vector<std::string> ops = drawn_operations();
+    REQUIRE(ops.size() >= 13);
+    std::size_t drawn = 0;
+    for (const algorithm_entry& e : builtin_catalog().entries()) {
+        if (std::find(ops.begin(), ops.end(), e.op) == ops.end()) continue;
+        INFO(e.op, " ", e.algo);
+        CHECK(draws(e));
+        std::optional<run_params> fit;
+        for (const int dim : {3, 2, 4})
+            for (const auto& policy : port_policies)
+                for (const std::size_t words : {std::size_t(dim), std::size_t(1) << dim})
+                    if (run_params p = params(e.op, e.algo, dim, words); !fit) {
+                        p.ports = policy.model;
+                        for (const auto& o : e.options)
+                            p.options.try_emplace(o.name, o.fallback);
+                        if (e.unfit(p).empty()) fit = p;
+                    }
+        REQUIRE(fit);
+        const algorithm_steps s = record_steps(*fit);
+        CHECK(s.params.algo == e.algo);
+        CHECK(s.steps.size() == std::size_t(s.report.steps) + 1);
+        CHECK(s.report.trace.size() > 0);
+        for (const step_state& st : s.steps)
+            CHECK(st.labels.size() == std::size_t(1) << fit->dim);
+        // After the last step some node holds a result.
+        CHECK(std::any_of(s.steps.back().labels.begin(), s.steps.back().labels.end(),
+                          [](const std::string& l) { return !l.empty(); }));
+        ++drawn;
+    }
+    CHECK(drawn >= 30);
+    // A record outside the tables draw knows has no picture.
+    static constexpr algorithm_record elsewhere{
+        "allgather", "elsewhere", 0, "", "", [](const call_shape&) { return 0.0; }};
+    CHECK_FALSE(draws(entry_of(elsewhere)));
 }
 
 TEST_CASE("all-port alltoall: a node holds a block while it holds any of its words") {

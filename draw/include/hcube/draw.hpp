@@ -102,6 +102,12 @@ struct algorithm_steps {
 // The largest dimension whose steps are drawn: 64 nodes.
 inline constexpr int max_drawn_dim = 6;
 
+// The operations record_steps draws, and whether it draws e's algorithm: it
+// does every algorithm of an operation's record tables (allgather_records,
+// ...), so a new record's algorithm is drawn as its catalog entry is run.
+std::vector<std::string> drawn_operations();
+bool draws(const algorithm_entry& e) noexcept;
+
 // Runs p's algorithm on symbolic data with tracing and snapshots every node's
 // buffers as each primitive call begins and when the node finishes. Throws
 // usage_error for what cannot be drawn (p > 64 nodes, an operation without a
