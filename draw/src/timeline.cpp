@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <ostream>
 
 #include "message_times.hpp"
@@ -20,22 +21,27 @@ bool same_time(double a, double b) {
     return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)});
 }
 
-} // namespace
+// Each node's received messages (in the order it took them) and sent ones,
+// as indices into r.trace, and when each received message's receive ended
+// (-1 for a message never received).
+struct node_messages {
+    std::vector<std::vector<std::size_t>> into, out_of;
+    std::vector<double> taken;
+};
 
-std::vector<critical_step> critical_path(const run_report& r) {
-    std::vector<critical_step> path;
-    if (r.node_time.empty()) return path;
-    // When each received message's receive ended: at its arrival, or on a
-    // single-port node's one receive port, after the receive before it
-    // (charge_receive in the emulator); in the order the node took them.
+// r's messages by node. A receive ended at the message's arrival, or on a
+// single-port node's one receive port, after the receive before it
+// (charge_receive in the emulator).
+node_messages messages_of(const run_report& r) {
     const bool port_per_link = port_policy_of(r.ports).port_per_link;
-    std::vector<double> taken(r.trace.size(), -1);
-    std::vector<std::vector<std::size_t>> into(r.node_time.size()), out_of(r.node_time.size());
+    node_messages ms{std::vector<std::vector<std::size_t>>(r.node_time.size()),
+                     std::vector<std::vector<std::size_t>>(r.node_time.size()),
+                     std::vector<double>(r.trace.size(), -1)};
     for (std::size_t i = 0; i < r.trace.size(); ++i) {
-        if (r.trace[i].recv_call >= 0) into[std::size_t(r.trace[i].to)].push_back(i);
-        out_of[std::size_t(r.trace[i].from)].push_back(i);
+        if (r.trace[i].recv_call >= 0) ms.into[std::size_t(r.trace[i].to)].push_back(i);
+        ms.out_of[std::size_t(r.trace[i].from)].push_back(i);
     }
-    for (auto& in : into) {
+    for (auto& in : ms.into) {
         std::sort(in.begin(), in.end(), [&](std::size_t a, std::size_t b) {
             return r.trace[a].recv_call < r.trace[b].recv_call;
         });
@@ -44,48 +50,72 @@ std::vector<critical_step> critical_path(const run_report& r) {
             const trace_record& m = r.trace[i];
             port = port_per_link ? m.arrival
                                  : std::max(m.arrival - duration(r, m), port) + duration(r, m);
-            taken[i] = port;
+            ms.taken[i] = port;
         }
     }
+    return ms;
+}
+
+// A stretch of the critical path and the node the walk goes on at.
+struct stretch {
+    critical_step step;
+    int next;
+};
+
+// A receive on node n that ended at t, continued at its sender when the
+// arrival set t, else at the receive before it; none when there is none.
+std::optional<stretch> receive_ending(const run_report& r, const node_messages& ms, int n,
+                                      double t) {
+    for (const std::size_t i : ms.into[std::size_t(n)]) {
+        const trace_record& m = r.trace[i];
+        if (!same_time(ms.taken[i], t)) continue;
+        const bool arrived = same_time(m.arrival, t);
+        const double from = arrived ? m.start : t - duration(r, m);
+        if (from < t && !same_time(from, t))
+            return stretch{{std::ptrdiff_t(i), n, from, t}, arrived ? m.from : n};
+    }
+    return std::nullopt;
+}
+
+// A send from node n whose port came free at t, continued at its start.
+std::optional<stretch> send_ending(const run_report& r, const node_messages& ms, int n, double t) {
+    for (const std::size_t i : ms.out_of[std::size_t(n)]) {
+        const trace_record& m = r.trace[i];
+        if (same_time(port_free(r, m), t) && m.start < t && !same_time(m.start, t))
+            return stretch{{std::ptrdiff_t(i), n, m.start, t}, n};
+    }
+    return std::nullopt;
+}
+
+// Local work on node n up to t: from its latest receive or send before t.
+stretch local_work(const run_report& r, const node_messages& ms, int n, double t) {
+    double before = 0;
+    for (const std::size_t i : ms.into[std::size_t(n)])
+        if (ms.taken[i] < t && !same_time(ms.taken[i], t)) before = std::max(before, ms.taken[i]);
+    for (const std::size_t i : ms.out_of[std::size_t(n)])
+        if (const double f = port_free(r, r.trace[i]); f < t && !same_time(f, t))
+            before = std::max(before, f);
+    return {{-1, n, before, t}, n};
+}
+
+} // namespace
+
+std::vector<critical_step> critical_path(const run_report& r) {
+    std::vector<critical_step> path;
+    if (r.node_time.empty()) return path;
+    const node_messages ms = messages_of(r);
     int n = int(std::max_element(r.node_time.begin(), r.node_time.end()) - r.node_time.begin());
     double t = r.node_time[std::size_t(n)];
-    // Walk back from (n, t): a receive that ended at t (continue at its
-    // sender when the arrival set it, else at the receive before it), or a
-    // send whose port came free at t (continue at its start), or local work
-    // since the node's last such event. Every stretch is longer than zero.
+    // Walk back from (n, t): a receive that ended at t, or a send whose port
+    // came free at t, or local work since the node's last such event. Every
+    // stretch is longer than zero.
     while (t > 0 && !same_time(t, 0)) {
-        critical_step st{-1, n, 0, t};
-        for (const std::size_t i : into[std::size_t(n)]) {
-            const trace_record& m = r.trace[i];
-            if (!same_time(taken[i], t)) continue;
-            const bool arrived = same_time(m.arrival, t);
-            const double from = arrived ? m.start : t - duration(r, m);
-            if (from < t && !same_time(from, t)) {
-                st = {std::ptrdiff_t(i), n, from, t};
-                if (arrived) n = m.from;
-                break;
-            }
-        }
-        if (st.message < 0)
-            for (const std::size_t i : out_of[std::size_t(n)]) {
-                const trace_record& m = r.trace[i];
-                if (same_time(port_free(r, m), t) && m.start < t && !same_time(m.start, t)) {
-                    st = {std::ptrdiff_t(i), n, m.start, t};
-                    break;
-                }
-            }
-        if (st.message < 0) {
-            // Local work: back to the node's latest receive or send before t.
-            double before = 0;
-            for (const std::size_t i : into[std::size_t(n)])
-                if (taken[i] < t && !same_time(taken[i], t)) before = std::max(before, taken[i]);
-            for (const std::size_t i : out_of[std::size_t(n)])
-                if (const double f = port_free(r, r.trace[i]); f < t && !same_time(f, t))
-                    before = std::max(before, f);
-            st.begin = before;
-        }
-        path.push_back(st);
-        t = st.begin;
+        std::optional<stretch> s = receive_ending(r, ms, n, t);
+        if (!s) s = send_ending(r, ms, n, t);
+        if (!s) s = local_work(r, ms, n, t);
+        path.push_back(s->step);
+        n = s->next;
+        t = s->step.begin;
     }
     return path;
 }
