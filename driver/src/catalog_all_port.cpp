@@ -7,13 +7,11 @@
 // only under --ports all; their formulas are all-port ones. Reductions use plus.
 #include <hcube/driver/catalog.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <optional>
 #include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <hcube/collectives/allreduce.hpp>
@@ -28,27 +26,15 @@ namespace hcube::detail {
 
 namespace {
 
-// The entry of record `name` of `records` (name, source, formula, fit and
-// formula time from the record) with the runner
+// The record's entry (entry_of) with the runner
 // runner.template operator()<T>(machine, params, formula time). The trees
 // send only from parents to children and the exchange uses exchange_all, so
 // they also complete over unbuffered links (measured with link_capacity 0).
 template <class Runner>
-algorithm_entry entry(std::span<const algorithm_record> records, std::string_view name,
-                      Runner runner) {
-    const auto r = std::find_if(records.begin(), records.end(),
-                                [&](const algorithm_record& x) { return x.name == name; });
-    algorithm_entry e;
-    e.op = std::string(r->op);
-    e.algo = std::string(r->name);
-    e.source = std::string(r->source);
-    e.formula = std::string(r->formula);
-    const algorithm_record* rec = &*r;
-    e.record = rec;
-    e.unfit = [rec](const run_params& p) { return unfit(*rec, shape_of(p)); };
-    e.formula_time = [rec](const run_params& p) { return rec->cost(shape_of(p)); };
-    e.run = [rec, runner](machine& mc, const run_params& p) {
-        const double time = rec->cost(shape_of(p));
+algorithm_entry entry(const algorithm_record& r, Runner runner) {
+    algorithm_entry e = entry_of(r);
+    e.run = [&r, runner](machine& mc, const run_params& p) {
+        const double time = r.cost(shape_of(p));
         return with_elem_type(
             p.type, [&]<class T>() { return runner.template operator()<T>(mc, p, time); });
     };
@@ -147,17 +133,20 @@ constexpr auto allreduce_runner = []<class T>(machine& mc, const run_params& p, 
 
 void register_all_port(catalog& c) {
     using enum broadcast_algo;
-    c.add(entry(broadcast_records, "rotated-trees", broadcast_runner<rotated_trees>));
-    c.add(entry(broadcast_records, "edge-disjoint-trees", broadcast_runner<edge_disjoint_trees>));
-    c.add(ordered(entry(reduce_records, "rotated-trees", reduce_runner<reduce_algo::rotated_trees>),
+    c.add(entry(record_of(broadcast_records, rotated_trees), broadcast_runner<rotated_trees>));
+    c.add(entry(record_of(broadcast_records, edge_disjoint_trees),
+                broadcast_runner<edge_disjoint_trees>));
+    c.add(ordered(entry(record_of(reduce_records, reduce_algo::rotated_trees),
+                        reduce_runner<reduce_algo::rotated_trees>),
                   reduce_runner<reduce_algo::rotated_trees>));
-    c.add(ordered(entry(reduce_records, "edge-disjoint-trees",
+    c.add(ordered(entry(record_of(reduce_records, reduce_algo::edge_disjoint_trees),
                         reduce_runner<reduce_algo::edge_disjoint_trees>),
                   reduce_runner<reduce_algo::edge_disjoint_trees>));
-    c.add(entry(scatter_records, "rotated-trees", scatter_runner));
-    c.add(entry(gather_records, "rotated-trees", gather_runner));
-    c.add(entry(alltoall_records, "all-port", alltoall_runner));
-    c.add(ordered(entry(allreduce_records, "d-cycles", allreduce_runner), allreduce_runner));
+    c.add(entry(record_of(scatter_records, scatter_algo::rotated_trees), scatter_runner));
+    c.add(entry(record_of(gather_records, gather_algo::rotated_trees), gather_runner));
+    c.add(entry(record_of(alltoall_records, alltoall_algo::all_port), alltoall_runner));
+    c.add(ordered(entry(record_of(allreduce_records, allreduce_algo::d_cycles), allreduce_runner),
+                  allreduce_runner));
 }
 
 } // namespace hcube::detail
