@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -68,6 +70,19 @@ int draw(draw_command& c) {
     return exit_ok;
 }
 
+// The entry's drawn_words at p's dimension; under auto, the one every
+// algorithm of the operation has (descend's); none where there is none.
+std::optional<std::size_t> drawn_words(const run_params& p) {
+    const catalog& cat = builtin_catalog();
+    std::vector<const algorithm_entry*> entries = cat.algorithms(p.op);
+    if (p.algo != "auto") entries = {cat.find(p.op, p.algo)};
+    if (entries.empty() ||
+        std::any_of(entries.begin(), entries.end(),
+                    [](const algorithm_entry* e) { return !e || !e->drawn_words; }))
+        return std::nullopt;
+    return entries.front()->drawn_words(p.dim);
+}
+
 // The port model an algorithm is drawn in when --ports is not given: p's
 // (single), or all where the algorithm runs only on several links at once
 // (d-cycles, the rotated trees), so that its defaults draw what it is for.
@@ -123,15 +138,8 @@ action add_draw(CLI::App& hcube) {
                "of the deadlock report instead (exit status 1).");
     return [c, &app] {
         if (c->params.op.empty()) throw usage_error("missing operation (hcube draw --help)");
-        // d-cycles sends one subblock around each of its d cycles: M' = d
-        // words by default (a node's block, p of them for all-reduce), so
-        // that the picture uses them all.
-        if (c->params.algo == "d-cycles" && app.count("--words") == 0)
-            c->params.words = std::size_t(std::max(1, c->params.dim))
-                              << (c->params.op == "allreduce" ? c->params.dim : 0);
-        // descend spreads M >= N elements over the nodes: M = N, as hcube run.
-        if (c->params.op == "descend" && app.count("--words") == 0)
-            c->params.words = std::size_t(1) << c->params.dim;
+        if (app.count("--words") == 0)
+            if (const auto words = drawn_words(c->params)) c->params.words = *words;
         if (c->params.algo != "auto" && app.count("--ports") == 0)
             c->params.ports = default_ports(c->params);
         return draw(*c);

@@ -7,6 +7,7 @@
 // only under --ports all; their formulas are all-port ones. Reductions use plus.
 #include <hcube/driver/catalog.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -145,8 +146,12 @@ void register_all_port(catalog& c) {
     c.add(entry(record_of(scatter_records, scatter_algo::rotated_trees), scatter_runner));
     c.add(entry(record_of(gather_records, gather_algo::rotated_trees), gather_runner));
     c.add(entry(record_of(alltoall_records, alltoall_algo::all_port), alltoall_runner));
-    c.add(ordered(entry(record_of(allreduce_records, allreduce_algo::d_cycles), allreduce_runner),
-                  allreduce_runner));
+    // A block on each of the d cycles for each of the p nodes: p d words drawn.
+    algorithm_entry d_cycles =
+        ordered(entry(record_of(allreduce_records, allreduce_algo::d_cycles), allreduce_runner),
+                allreduce_runner);
+    d_cycles.drawn_words = [](int dim) { return std::size_t(std::max(1, dim)) << dim; };
+    c.add(std::move(d_cycles));
 }
 
 } // namespace hcube::detail

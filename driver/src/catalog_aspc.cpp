@@ -201,6 +201,8 @@ algorithm_entry descend_entry(const algorithm_record& r, option_spec kernel) {
         if (p.dim < 2 || port_policy_of(p.ports).several_links_at_once()) return {};
         return std::string(aspc_sends_first);
     };
+    // descend spreads M >= N elements over the nodes: one element a node.
+    e.drawn_words = [](int dim) { return std::size_t(1) << dim; };
     return e;
 }
 

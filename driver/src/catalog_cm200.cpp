@@ -9,6 +9,7 @@
 // Reductions use plus, so every result has a serial reference.
 #include <hcube/driver/catalog.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <string>
@@ -182,11 +183,17 @@ void register_cm200(catalog& c) {
     // Listed beside Grama et al.'s algorithms of the same operations; `auto`
     // chooses among the operations' own tables (allgather_records, ...).
     c.add(entry<ag>(record_of(ags, ag::one_cycle), order_index));
-    c.add(entry<ag>(record_of(ags, ag::d_cycles), order_index));
+    // The d-cycles send one subblock around each of their d cycles: M' = d
+    // words drawn, so that the picture uses them all.
+    const auto on_each_cycle = [](algorithm_entry e) {
+        e.drawn_words = [](int dim) { return std::size_t(std::max(1, dim)); };
+        return e;
+    };
+    c.add(on_each_cycle(entry<ag>(record_of(ags, ag::d_cycles), order_index)));
     c.add(entry<ag>(record_of(ags, ag::send_and_spread), order));
     c.add(entry<ag>(record_of(ags, ag::one_source_at_a_time), order));
     c.add(entry<rs>(record_of(rss, rs::one_cycle), order_rindex));
-    c.add(entry<rs>(record_of(rss, rs::d_cycles), order_rindex));
+    c.add(on_each_cycle(entry<rs>(record_of(rss, rs::d_cycles), order_rindex)));
     c.add(entry<rs>(record_of(rss, rs::reduce_and_spread), order));
 }
 

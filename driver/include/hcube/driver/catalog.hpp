@@ -137,6 +137,9 @@ struct algorithm_entry {
     // fits too, `hcube bench collective --algo all`, the survey and `auto
     // --cost calibrated` take only that one (catalog::same_plan).
     std::function<std::string(const run_params&)> same_plan_as;
+    // Empty, or the words `hcube draw` uses on a dim-cube when --words is not
+    // given, so that the picture shows all the algorithm does.
+    std::function<std::size_t(int dim)> drawn_words;
 };
 
 class catalog {
