@@ -13,8 +13,10 @@ namespace hcube::detail {
 bool release_loans(machine_state& m);
 
 // Whether routed traffic has begun in this run, as far as this process knows.
+// Asked at every park: the router's own flag where it began here, the backend
+// only where nodes move its messages (a backend of several processes).
 inline bool routed_in_use(const machine_state& m) {
-    return m.world->routed_used();
+    return m.routes.used() || (m.polls && m.world->routed_used());
 }
 
 // Tells the router node s's least next key (horizon.hpp, next_send_bound), or,
