@@ -192,7 +192,8 @@ void register_cm200(catalog& c) {
     c.add(on_each_cycle(entry<ag>(record_of(ags, ag::d_cycles), order_index)));
     c.add(entry<ag>(record_of(ags, ag::send_and_spread), order));
     c.add(entry<ag>(record_of(ags, ag::one_source_at_a_time), order));
-    c.add(entry<rs>(record_of(rss, rs::one_cycle), order_rindex));
+    c.add(with_work(entry<rs>(record_of(rss, rs::one_cycle), order_rindex),
+                    ring_reduce_scatter_work));
     c.add(on_each_cycle(entry<rs>(record_of(rss, rs::d_cycles), order_rindex)));
     c.add(entry<rs>(record_of(rss, rs::reduce_and_spread), order));
 }

@@ -165,13 +165,39 @@ shift_cost ecube_cost(const run_params& p) {
                                 : "")};
 }
 
+// The work of each call beyond one node's chain (wall_time.cpp), following
+// the code in collectives/.
+// 4.5.3: every step packs and unpacks p/2 blocks, after copying p.
+call_work dimension_exchange_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p * d, 0, p * d * p / 2 * m, p * (p + d * p) * m};
+}
+call_work pairwise_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p * (p - 1), p * (p - 1), p * (p - 1) * m, p * m};
+}
+// 4.5.1: packs p - 1 blocks, forwards (p-s) m words in step s, copies a block out.
+call_work alltoall_ring_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p * (p - 1), 0, p * (p - 1) * p / 2 * m, 2 * p * (p - 1) * m};
+}
+// Every node's packet takes one routed message, unless q mod p = 0.
+call_work ecube_shift_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    const double moved = cost::shift_mod(r.dim, r.shift) ? p : 0;
+    return {moved, moved, moved * m, 0};
+}
+
 } // namespace
 
 void register_personalized(catalog& c) {
-    c.add(alltoall_entry(record_of(alltoall_records, alltoall_algo::dimension_exchange)));
-    c.add(alltoall_entry(record_of(alltoall_records, alltoall_algo::pairwise)));
-    c.add(needs_buffers(alltoall_entry(record_of(alltoall_records, alltoall_algo::ring)), 1,
-                        std::string(ring_sends_first)));
+    c.add(with_work(alltoall_entry(record_of(alltoall_records, alltoall_algo::dimension_exchange)),
+                    dimension_exchange_work));
+    c.add(with_work(alltoall_entry(record_of(alltoall_records, alltoall_algo::pairwise)),
+                    pairwise_work));
+    c.add(with_work(needs_buffers(alltoall_entry(record_of(alltoall_records, alltoall_algo::ring)),
+                                  1, std::string(ring_sends_first)),
+                    alltoall_ring_work));
     c.set_auto("alltoall", alltoall_records);
     c.add(shift_entry(record_of(shift_records, shift_algo::gray), "gray", gray_cost));
     algorithm_entry bidirectional = shift_entry(
@@ -184,7 +210,8 @@ void register_personalized(catalog& c) {
                    : std::string();
     };
     c.add(std::move(bidirectional));
-    c.add(shift_entry(record_of(shift_records, shift_algo::ecube), "id", ecube_cost));
+    c.add(with_work(shift_entry(record_of(shift_records, shift_algo::ecube), "id", ecube_cost),
+                    ecube_shift_work));
     c.set_auto("shift", shift_records);
 }
 

@@ -94,6 +94,26 @@ std::optional<exact_form> reduce_scatter_allgather_form(const run_params& p) {
         std::size_t(cost::allreduce_reduce_scatter_allgather(p.dim, double(p.words), 0, 1)));
 }
 
+// The work of each call beyond one node's chain (wall_time.cpp), following
+// the code in collectives/.
+call_work allreduce_hypercube_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p * d, 0, p * d * m, p * d * m};
+}
+call_work allreduce_reduce_broadcast_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {2 * (p - 1), 0, 2 * (p - 1) * m, (p - 1) * m};
+}
+call_work allreduce_split_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {2 * p * d, 0, 2 * (p - 1) * m, 2 * (p - 1) * m};
+}
+// m is a block: Alg. 4.8 packs and combines (p-1) m words a node.
+call_work reduce_scatter_hypercube_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p * d, 0, p * (p - 1) * m, 2 * p * (p - 1) * m};
+}
+
 template <auto A>
 constexpr auto runner =
     []<class T>(machine& mc, const run_params& p, double f) { return run_algo<T>(mc, p, f, A); };
@@ -121,16 +141,22 @@ void register_reductions(catalog& c) {
                         4, std::string(ring_sends_first) + " (the mesh's rows and columns)"));
     c.set_auto("allgather", allgather_records);
     // words: each node's result block.
-    c.add(reduction<reduce_scatter_algo::hypercube>(reduce_scatter_records));
-    c.add(needs_buffers(reduction<reduce_scatter_algo::ring>(reduce_scatter_records), 1,
-                        std::string(ring_sends_first)));
+    c.add(with_work(reduction<reduce_scatter_algo::hypercube>(reduce_scatter_records),
+                    reduce_scatter_hypercube_work));
+    c.add(with_work(needs_buffers(reduction<reduce_scatter_algo::ring>(reduce_scatter_records), 1,
+                                  std::string(ring_sends_first)),
+                    ring_reduce_scatter_work));
     c.set_auto("reduce-scatter", reduce_scatter_records);
     // words: the whole message.
-    c.add(reduction<allreduce_algo::hypercube>(allreduce_records));
-    algorithm_entry split = reduction<allreduce_algo::reduce_scatter_allgather>(allreduce_records);
+    c.add(with_work(reduction<allreduce_algo::hypercube>(allreduce_records),
+                    allreduce_hypercube_work));
+    algorithm_entry split =
+        with_work(reduction<allreduce_algo::reduce_scatter_allgather>(allreduce_records),
+                  allreduce_split_work);
     split.exact = reduce_scatter_allgather_form;
     c.add(std::move(split));
-    c.add(reduction<allreduce_algo::reduce_broadcast>(allreduce_records));
+    c.add(with_work(reduction<allreduce_algo::reduce_broadcast>(allreduce_records),
+                    allreduce_reduce_broadcast_work));
     c.set_auto("allreduce", allreduce_records);
     c.add(ordered(typed_entry(scan_records[0], runner<true>), runner<true>));
     c.set_auto("scan", scan_records);

@@ -103,24 +103,59 @@ algorithm_entry with_exact(algorithm_entry e,
     return e;
 }
 
+// The work of each rooted call beyond one node's chain (wall_time.cpp): the
+// counts follow each algorithm's code in collectives/.
+// Scatter or gather of m words (Eq. 4.6): p - 1 messages, m/2 words per level.
+call_work scatter_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p - 1, 0, m * d / 2, 0};
+}
+call_work broadcast_binomial_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p - 1, 0, (p - 1) * m, 0};
+}
+// Scatter, then allgather of the p blocks (Alg. 4.7: log p messages a node).
+call_work broadcast_split_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    const call_work s = scatter_work(r);
+    return {s.messages + p * d, 0, s.words + (p - 1) * m, 0};
+}
+// Every received word is combined once.
+call_work reduce_binomial_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p - 1, 0, (p - 1) * m, (p - 1) * m};
+}
+// Alg. 4.8 packs what leaves and combines what arrives, then a gather.
+call_work reduce_split_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    const call_work s = scatter_work(r);
+    return {p * d + s.messages, 0, (p - 1) * m + s.words, 2 * (p - 1) * m};
+}
+
 } // namespace
 
 void register_rooted(catalog& c) {
-    c.add(typed_entry(record_of(broadcast_records, broadcast_algo::binomial),
-                      rooted_runner<broadcast_algo::binomial>));
-    c.add(with_exact(typed_entry(record_of(broadcast_records, broadcast_algo::scatter_allgather),
-                                 rooted_runner<broadcast_algo::scatter_allgather>),
-                     split_broadcast_form));
+    c.add(with_work(typed_entry(record_of(broadcast_records, broadcast_algo::binomial),
+                                rooted_runner<broadcast_algo::binomial>),
+                    broadcast_binomial_work));
+    c.add(with_work(
+        with_exact(typed_entry(record_of(broadcast_records, broadcast_algo::scatter_allgather),
+                               rooted_runner<broadcast_algo::scatter_allgather>),
+                   split_broadcast_form),
+        broadcast_split_work));
     c.set_auto("broadcast", broadcast_records);
-    c.add(ordered(typed_entry(record_of(reduce_records, reduce_algo::binomial),
-                              rooted_runner<reduce_algo::binomial>),
-                  rooted_runner<reduce_algo::binomial>));
-    c.add(ordered(
-        with_exact(typed_entry(record_of(reduce_records, reduce_algo::reduce_scatter_gather),
-                               rooted_runner<reduce_algo::reduce_scatter_gather>,
-                               split_reduce_time),
-                   split_reduce_form),
-        rooted_runner<reduce_algo::reduce_scatter_gather>));
+    c.add(with_work(ordered(typed_entry(record_of(reduce_records, reduce_algo::binomial),
+                                        rooted_runner<reduce_algo::binomial>),
+                            rooted_runner<reduce_algo::binomial>),
+                    reduce_binomial_work));
+    c.add(with_work(
+        ordered(
+            with_exact(typed_entry(record_of(reduce_records, reduce_algo::reduce_scatter_gather),
+                                   rooted_runner<reduce_algo::reduce_scatter_gather>,
+                                   split_reduce_time),
+                       split_reduce_form),
+            rooted_runner<reduce_algo::reduce_scatter_gather>),
+        reduce_split_work));
     c.set_auto("reduce", reduce_records);
     c.add(typed_entry(scatter_records[0], []<class T>(machine& mc, const run_params& p, double f) {
         return run_scatter<T>(mc, p, f);

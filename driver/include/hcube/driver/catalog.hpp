@@ -107,6 +107,13 @@ struct exact_form {
     std::string why;      // why the two differ, with the numbers
 };
 
+// The work of one call summed over its nodes (docs/cost-model.md): messages,
+// of which `routed` go through the E-cube router, words sent, and words
+// copied or combined in place (packing, unpacking, a reduction's operator).
+struct call_work {
+    double messages = 0, routed = 0, words = 0, local_words = 0;
+};
+
 struct algorithm_entry {
     // The algorithm's record (collectives/: name, source section, formula, cost,
     // requirements); entry_of fills the fields below from it.
@@ -140,6 +147,10 @@ struct algorithm_entry {
     // Empty, or the words `hcube draw` uses on a dim-cube when --words is not
     // given, so that the picture shows all the algorithm does.
     std::function<std::size_t(int dim)> drawn_words;
+    // Empty, or the call's work for p's dimension and words, for an algorithm
+    // whose nodes do unequal shares or copy and combine words its closed form
+    // leaves out; predicted_wall_time reads it.
+    std::function<call_work(const run_params&)> work;
 };
 
 class catalog {
@@ -185,15 +196,6 @@ algorithm_entry entry_of(const algorithm_record& r);
 
 const catalog& builtin_catalog();
 
-// The work of one call summed over its nodes (docs/cost-model.md): messages,
-// of which `routed` go through the E-cube router, words sent, and words
-// copied or combined in place (packing, unpacking, a reduction's operator).
-struct call_work {
-    double messages = 0, routed = 0, words = 0, local_words = 0;
-};
-// The entry's call_work for p's dimension and words; nullopt for an
-// algorithm whose every node does its closed form's work and no more.
-std::optional<call_work> work_of(const algorithm_entry& e, const run_params& p);
 // A routed message's cost in start-ups: t_s for the message, and about as
 // much again for each of the router's lock and its receiver's park and wake.
 inline constexpr double routed_start_ups = 3;
@@ -202,7 +204,7 @@ inline constexpr double routed_start_ups = 3;
 // work of all nodes shared out over the cores,
 //   max(formula, (t_s (messages + (routed_start_ups - 1) routed) + t_w words
 //                 + t_w/2 local_words) / c)
-// with p times the formula as the work when work_of has none. A local word
+// with p times the formula as the work when the entry has no `work`. A local word
 // costs t_w/2: a message word is copied twice (into and out of the link).
 double predicted_wall_time(const algorithm_entry& e, const run_params& p);
 

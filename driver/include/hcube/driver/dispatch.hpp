@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -177,6 +178,28 @@ run_outcome run_verified(machine& mc, double formula_time,
         if (const auto want = mc.is_local(i) ? expect(i) : std::nullopt) // MPI: this rank's
             mismatch = first_mismatch<T>(i, data[std::size_t(i)], *want);
     return make_outcome(std::move(report), formula_time, std::move(mismatch));
+}
+
+// A call's p, log p and m as its work counts (call_work) use them.
+struct call_sizes {
+    double p, d, m;
+};
+inline call_sizes sizes_of(const run_params& r) {
+    return {std::ldexp(1.0, r.dim), double(r.dim), double(r.words)};
+}
+
+// e with its work counted by w (algorithm_entry::work).
+inline algorithm_entry with_work(algorithm_entry e, call_work (*w)(const run_params&)) {
+    e.work = w;
+    return e;
+}
+
+// A reduce-scatter of blocks of m words around a ring of p nodes (Grama et
+// al.'s ring, Mathur & Johnsson's one cycle): each node sends and combines
+// p - 1 blocks.
+inline call_work ring_reduce_scatter_work(const run_params& r) {
+    const auto [p, d, m] = sizes_of(r);
+    return {p * (p - 1), 0, p * (p - 1) * m, p * (p - 1) * m};
 }
 
 // The record's entry (entry_of) whose run() dispatches on the element type,
