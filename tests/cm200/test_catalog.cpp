@@ -59,6 +59,29 @@ TEST_CASE("catalog: every Mathur & Johnsson entry runs, verifies and meets its f
     }
 }
 
+TEST_CASE("catalog: with no words the cycles and spreads move nothing and take no time") {
+    // Worked out by hand: only send-and-spread's gather sends (d empty
+    // messages on node 0's chain, t_s = 9 each).
+    const catalog& c = builtin_catalog();
+    for (int d = 1; d <= 4; ++d)
+        for (port_model ports : {port_model::single_port, port_model::all_port})
+            for (const char* op : {"allgather", "reduce-scatter"})
+                for (const algorithm_entry* e : c.algorithms(op)) {
+                    if (e->source.find("Mathur & Johnsson") != 0) continue;
+                    const run_params p = params(op, e->algo, d, 0, ports);
+                    if (!e->unfit(p).empty()) continue;
+                    CAPTURE(d);
+                    CAPTURE(op);
+                    CAPTURE(e->algo);
+                    CAPTURE(to_string(ports));
+                    const double want = e->algo == "send-and-spread" ? 9.0 * d : 0.0;
+                    const run_outcome o = run_algorithm(p);
+                    CHECK_MESSAGE(o.verified, o.note);
+                    CHECK(o.report.virtual_time == want);
+                    CHECK(o.formula_time == want);
+                }
+}
+
 TEST_CASE("catalog: index options of the cycle algorithms") {
     auto p = params("allgather", "d-cycles", 5, 10, port_model::all_port);
     p.options["index"] = "motion";

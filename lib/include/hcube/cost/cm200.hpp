@@ -1,6 +1,8 @@
 // Closed-form virtual times of the CM-200 all-to-all algorithms (Mathur & Johnsson) in
 // the t_s + t_w m model, for commutative operators (see docs/cm200.md for the
-// non-commutative case). d = cube dimension, N = 2^d; m = words.
+// non-commutative case). d = cube dimension, N = 2^d; m = words. A schedule
+// step with nothing to move sends nothing, so with m = 0 the cycles and the
+// spreads take no time (the gather's empty messages still cost t_s each).
 #pragma once
 
 #include <cstddef>
@@ -17,21 +19,22 @@ constexpr double nodes(int d) noexcept {
 // One Hamiltonian cycle (4.1): 2^d - 1 shifts of the whole block M'.
 //   (2^d - 1)(t_s + t_w M')
 constexpr double one_cycle(int d, std::size_t m, double ts, double tw) noexcept {
-    return (nodes(d) - 1) * (ts + tw * double(m));
+    return m == 0 ? 0.0 : (nodes(d) - 1) * (ts + tw * double(m));
 }
 
 // d Hamiltonian cycles (4.2), all-port: 2^d - 1 steps, each moving one
 // subblock of ceil(M'/d) on every link.   (2^d - 1)(t_s + t_w ceil(M'/d))
 // For reduction M' is the result block (the CM-200 allocation's ceil(M/N)).
 constexpr double d_cycles(int d, std::size_t m, double ts, double tw) noexcept {
-    return d == 0 ? 0.0 : (nodes(d) - 1) * (ts + tw * double(ceil_div(m, std::size_t(d))));
+    return d == 0 || m == 0 ? 0.0
+                            : (nodes(d) - 1) * (ts + tw * double(ceil_div(m, std::size_t(d))));
 }
 
 // Broadcast of n words from one node over `parts` rotated spanning binomial
 // trees (parts = d all-port, 1 single-port): d steps of one part each.
 //   d (t_s + t_w ceil(n / parts))
 constexpr double spread(int d, std::size_t n, std::size_t parts, double ts, double tw) noexcept {
-    return double(d) * (ts + tw * double(ceil_div(n, parts)));
+    return n == 0 ? 0.0 : double(d) * (ts + tw * double(ceil_div(n, parts)));
 }
 
 // Gather (all-to-one personalized) along a binomial tree: d t_s + t_w (N-1) M'.
@@ -58,7 +61,7 @@ constexpr double one_source_at_a_time(int d, std::size_t m, std::size_t parts, d
 // single-port), then a local subselection.   d (t_s + t_w ceil(M / parts))
 constexpr double reduce_and_spread(int d, std::size_t m_total, std::size_t parts, double ts,
                                    double tw) noexcept {
-    return double(d) * (ts + tw * double(ceil_div(m_total, parts)));
+    return m_total == 0 ? 0.0 : double(d) * (ts + tw * double(ceil_div(m_total, parts)));
 }
 
 // Bytes an all-to-all broadcast delivers: every node receives (N-1) M' elements
