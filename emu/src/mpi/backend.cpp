@@ -55,8 +55,11 @@ using namespace mpi;
 // A waiting node first moves messages between ranks itself (each round one
 // MPI probe, or a yield while another thread is at it): in a one-node-per-rank
 // job the caller of run() would otherwise relay every message with a thread
-// hand-off on each side.
+// hand-off on each side. Bounded in wall time too: under load a yield can
+// take milliseconds, and a node that polls is not idle, so the job's
+// quiescence waves (a choice, a routed placement) would wait out its rounds.
 constexpr int network_rounds = 2000;
+constexpr auto network_window = std::chrono::microseconds(500);
 
 class mpi_backend final : public backend {
 public:
@@ -102,7 +105,8 @@ public:
 
     bool wait_polling(node_state& s, ready_ref ready, const wait_info& info) override {
         if (traits_.caller_runs_node) return wait_inline(s, ready, info);
-        for (int i = 0; i < network_rounds; ++i) {
+        const auto until = std::chrono::steady_clock::now() + network_window;
+        for (int i = 0; i < network_rounds && std::chrono::steady_clock::now() < until; ++i) {
             throw_if_cancelled(m_);
             if (!progress()) m_.exec->yield();
             if (ready()) return true;
