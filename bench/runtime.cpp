@@ -33,7 +33,8 @@
 // Output: CSV (metric,d,value,unit,limit,verdict) on stdout, or to --csv FILE
 // with a readable table on stdout. --quick shortens every measurement; --only
 // measures some groups of rows (ping-pong, bandwidth, pattern, allreduce,
-// empty-run, big-cube, overhead, routed, master-worker).
+// empty-run, big-cube, overhead, routed, master-worker). The groups share the
+// baselines, the settings and the report, so they stay one file.
 #include <algorithm>
 #include <atomic>
 #include <bit>
