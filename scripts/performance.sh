@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 { # read whole before it runs: editing the script meanwhile cannot derail a run
 
 # Raise it whenever the page's tables change, so that an old page fails the test.
-format_version=1
+format_version=2
 
 build=${1:-build}
 runtime_runs=3 # bench-runtime --quick repetitions: its figures are medians over them
@@ -30,6 +30,13 @@ meson compile -C "$build" "${targets[@]}" >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 step() { printf '== %s\n' "$*" >&2; }
+# How busy the cores were just before the benchmarks (other work would slow
+# every figure): percent of all cores over two seconds, from /proc/stat.
+cpu_ticks() { awk '/^cpu /{print $2+$3+$4+$7+$8+$9, $2+$3+$4+$5+$6+$7+$8+$9}' /proc/stat; }
+read -r busy0 all0 < <(cpu_ticks)
+sleep 2
+read -r busy1 all1 < <(cpu_ticks)
+busy_before=$(( 100 * (busy1 - busy0) / (all1 - all0 > 0 ? all1 - all0 : 1) ))
 
 step "bench-runtime --quick, $runtime_runs runs"
 for r in $(seq "$runtime_runs"); do
@@ -69,7 +76,7 @@ compiler=$(c++ --version | head -n 1)
     echo "compiler=$compiler"
     echo "buildtype=$(meson introspect --buildoptions "$build" |
         python3 -c 'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "buildtype"))')"
-    echo "load=$(cut -d ' ' -f 1-3 /proc/loadavg)"
+    echo "busy=$busy_before"
     echo "runtime_runs=$runtime_runs"
     echo "mpi=$($mpi && mpirun --version 2>/dev/null | head -n 1 || echo none)"
 } >"$out/machine.txt"

@@ -56,7 +56,7 @@ def machine_section(m):
         ("kernel", m["kernel"]),
         ("compiler", f"{m['compiler']}, {m['buildtype']} build"),
         ("MPI", m["mpi"]),
-        ("load average at the end (1, 5, 15 min)", m["load"]),
+        ("cores busy with other work just before (2 s)", m["busy"] + "%"),
         ("date", m["date"]),
     ]
     return table(("", ""), rows)
@@ -114,7 +114,7 @@ HEADLINE_RUNTIME = [
      "the same with threads", "allreduce 1 double back to back, threads", 6, "allreduce"),
     ("empty run(), d = 2, threads", "empty run(), back to back, threads", 2,
      "a barrier among 4 spinning threads", "barrier among 4 spinning threads", 2, "empty-run"),
-    ("d = 16 (65,536 nodes) with fibers: start, allreduce, stop", "start+allreduce+stop, fibers", 16,
+    ("d = 16 (65,536 nodes) with fibers: start, allreduce, stop", "fibers start, allreduce, stop, median of 3", 16,
      "its max RSS", "max RSS of that", 16, "big-cube"),
 ]
 
@@ -143,7 +143,7 @@ def headline(rt, d, m):
                              "Open MPI's `MPI_Alltoall`: " + spread(r["mpi_us"], r["mpi_min"], r["mpi_max"]),
                              f"`mpirun -np {r['ranks']} build/bench/bench-mpi --quick`"))
     machine = (f"Measured by `{m['command']}` on {m['cpu']} ({m['cores']} cores, {m['kernel']}, "
-               f"{m['compiler']}), {m['date']}, load average {m['load'].split()[0]}; medians with "
+               f"{m['compiler']}), {m['date']}, cores {m['busy']}% busy with other work before it; medians with "
                "the least and largest beside them, each beside its peer measured in the same run. "
                "All figures, and how to read them: [docs/performance.md](docs/performance.md).")
     return table(("figure", "measured", "beside it, in the same run", "command"), rows) + "\n\n" + machine + "\n"
@@ -159,8 +159,8 @@ def link_sections(d):
     bw = bench_rows(os.path.join(d, "bw.json"))
     ap = bench_rows(os.path.join(d, "allport.json"))
     latency = table(
-        ("message", "latency, us: median (min - max)", "floor, us: half a raw cross-core round trip + memcpy"),
-        [(size_text(r["size_bytes"]), spread(r["latency_us"], r["min_us"], r["max_us"]), num(r["floor_us"])) for r in lat["rows"]],
+        ("message", "latency, us: median (min - max)", "raw, us: half a cross-core cache-line round trip + memcpy (a reference, not a bound)"),
+        [(size_text(r["size_bytes"]), spread(r["latency_us"], r["min_us"], r["max_us"]), num(r["raw_us"])) for r in lat["rows"]],
     )
     bandwidth = table(
         ("message", "bandwidth, MB/s: median (min - max)", "memcpy of the same bytes, MB/s"),
