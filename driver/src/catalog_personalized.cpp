@@ -165,7 +165,7 @@ shift_cost ecube_cost(const run_params& p) {
                                 : "")};
 }
 
-// The work of each call beyond one node's chain (wall_time.cpp), following
+// Each call's work summed over its nodes (call_work, wall_time.cpp), following
 // the code in collectives/.
 // 4.5.3: every step packs and unpacks p/2 blocks, after copying p.
 call_work dimension_exchange_work(const run_params& r) {

@@ -94,7 +94,7 @@ std::optional<exact_form> reduce_scatter_allgather_form(const run_params& p) {
         std::size_t(cost::allreduce_reduce_scatter_allgather(p.dim, double(p.words), 0, 1)));
 }
 
-// The work of each call beyond one node's chain (wall_time.cpp), following
+// Each call's work summed over its nodes (call_work, wall_time.cpp), following
 // the code in collectives/.
 call_work allreduce_hypercube_work(const run_params& r) {
     const auto [p, d, m] = sizes_of(r);

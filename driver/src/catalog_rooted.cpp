@@ -103,7 +103,7 @@ algorithm_entry with_exact(algorithm_entry e,
     return e;
 }
 
-// The work of each rooted call beyond one node's chain (wall_time.cpp): the
+// Each rooted call's work summed over its nodes (call_work, wall_time.cpp): the
 // counts follow each algorithm's code in collectives/.
 // Scatter or gather of m words (Eq. 4.6): p - 1 messages, m/2 words per level.
 call_work scatter_work(const run_params& r) {
