@@ -12,6 +12,7 @@
 #include <hcube/machine.hpp>
 
 #include "commands.hpp"
+#include "launcher.hpp"
 #include "output.hpp"
 
 int main(int argc, char** argv) {
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
         std::string what = std::string("unknown command '") + argv[1] + "'";
         if (const std::string c = closest(argv[1], names); !c.empty())
             what += " (did you mean " + c + "?)";
-        std::cerr << "hcube: " << what << " (try hcube --help)\n";
+        if (launched_rank() == 0) std::cerr << "hcube: " << what << " (try hcube --help)\n";
         return exit_usage;
     }
     for (CLI::App* sub : app.get_subcommands({}))
@@ -63,10 +64,12 @@ int main(int argc, char** argv) {
         return actions.contains(argv[1]) ? std::string("hcube ") + argv[1] : std::string("hcube");
     };
     // One line on stderr; with --json also the error as JSON on stdout, for
-    // scripts that read only stdout.
+    // scripts that read only stdout. Under a launcher every process reads the
+    // same command line: rank 0 alone tells of a usage error.
     const bool json = std::any_of(argv + 1, argv + argc,
                                   [](const char* a) { return std::string_view(a) == "--json"; });
     const auto fail = [&](const std::string& what, exit_status status) {
+        if (status == exit_usage && launched_rank() != 0) return status;
         std::cerr << who() << ": " << what << '\n';
         if (json) print_json_error(who(), what, status);
         return status;

@@ -24,6 +24,7 @@
 #include <hcube/error.hpp>
 
 #include "commands.hpp"
+#include "launcher.hpp"
 #include "options.hpp"
 #include "output.hpp"
 
@@ -229,14 +230,6 @@ void check_pictures(const run_command& c) {
             "--svg {}: a space-time diagram shows up to {} nodes, d = {} has {}; write a trace "
             "(--trace FILE.json) and open it in Perfetto instead",
             c.svg, most, c.params.dim, p));
-}
-
-// The processes a launcher started with this one: mpirun (Open MPI), mpiexec
-// (MPICH, Hydra) and PMIx set these; 1 when run alone.
-int launched_processes() {
-    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-        if (const char* v = std::getenv(var); v && std::atoi(v) > 0) return std::atoi(v);
-    return 1;
 }
 
 // Under mpirun every process runs this command; with the in-process backend

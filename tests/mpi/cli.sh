@@ -3,7 +3,7 @@
 # 0 prints), verified on every rank, with the in-process run's virtual time,
 # steps, messages and bytes, plus backend and ranks; with --trace, rank 0
 # writes the whole job's trace, event for event the in-process one; without
-# --backend mpi, hcube run under mpirun refuses.
+# --backend mpi, hcube run under mpirun refuses; a usage error is printed once.
 # Usage: cli.sh MPIRUN HCUBE
 set -uo pipefail
 mpirun=$1
@@ -68,12 +68,21 @@ same_trace 4 allgather --dim 3 --words 2 --tw 1
 same_trace 8 alltoall --dim 3 --algo pairwise --words 2 --tw 1
 # Under mpirun without the MPI backend every rank would emulate the whole
 # machine alone: hcube run refuses, naming the fix, and runs nothing.
+# Rank 0 alone says so: every rank read the same command line.
 out=$(timeout 120 "$mpirun" -np 2 "${args[@]}" "$hcube" run allreduce --dim 2 2>&1)
-if [ $? -ne 2 ] || ! grep -q "one of 2 processes mpirun started.*add --backend mpi" <<<"$out" ||
+if [ $? -ne 2 ] || [ "$(grep -c "one of 2 processes mpirun started.*add --backend mpi" <<<"$out")" != 1 ] ||
     grep -q "virtual time" <<<"$out"; then
     echo "FAIL: mpirun -np 2 hcube run without --backend mpi: $out"
     failed=1
 else
     echo "ok: mpirun -np 2 hcube run without --backend mpi is refused"
+fi
+# A usage error is told once, by rank 0, and every rank exits with status 2.
+out=$(timeout 120 "$mpirun" -np 4 "${args[@]}" "$hcube" run broadcast --dim 2 --root 9 --backend mpi 2>&1)
+if [ $? -ne 2 ] || [ "$(grep -c "hcube run: --root 9 is outside 0..3 for --dim 2" <<<"$out")" != 1 ]; then
+    echo "FAIL: a usage error on 4 ranks is not printed exactly once: $out"
+    failed=1
+else
+    echo "ok: a usage error on 4 ranks is printed once"
 fi
 exit $failed
