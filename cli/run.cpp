@@ -99,6 +99,7 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"backend", to_string(r.backend)},
         {"ranks", r.ranks},
         {"rank_wall_seconds", r.rank_wall_seconds},
+        {"oversubscribed", r.oversubscribed},
         // Hex: a 64-bit number does not survive JSON readers that use doubles.
         {"fingerprint", fmt::format("{:016x}", r.fingerprint())},
     };
@@ -160,10 +161,15 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
                              rate(r.messages_per_second()), rate(r.virtual_time_per_second())));
     row("executor", executor_text(p, o));
     if (o.report.backend == backend_kind::mpi)
-        row("backend", fmt::format("mpi, {} ranks of {} nodes each; wall time per rank {} .. {} s",
-                                   o.report.ranks, (1 << p.dim) / o.report.ranks,
-                                   number(*std::ranges::min_element(r.rank_wall_seconds), 3),
-                                   number(*std::ranges::max_element(r.rank_wall_seconds), 3)));
+        row("backend",
+            fmt::format("mpi, {} ranks of {} nodes each; wall time per rank {} .. {} s{}",
+                        o.report.ranks, (1 << p.dim) / o.report.ranks,
+                        number(*std::ranges::min_element(r.rank_wall_seconds), 3),
+                        number(*std::ranges::max_element(r.rank_wall_seconds), 3),
+                        r.oversubscribed
+                            ? "; oversubscribed: a host ran more ranks than it has "
+                              "CPUs, so its ranks took turns and wall times mean little"
+                            : ""));
     row("messages",
         fmt::format("{} total, {} on the busiest link", r.messages, r.max_link_messages()));
     row("bytes", fmt::format("{} total, {} on the busiest link", r.bytes, r.max_link_bytes()));

@@ -3,7 +3,8 @@
 # 0 prints), verified on every rank, with the in-process run's virtual time,
 # steps, messages and bytes, plus backend and ranks; with --trace, rank 0
 # writes the whole job's trace, event for event the in-process one; without
-# --backend mpi, hcube run under mpirun refuses; a usage error is printed once.
+# --backend mpi, hcube run under mpirun refuses; a usage error is printed once;
+# the report says when the ranks outnumber the CPUs (oversubscribed).
 # Usage: cli.sh MPIRUN HCUBE
 set -uo pipefail
 mpirun=$1
@@ -22,7 +23,7 @@ same() { # same RANKS RUN-ARGS...: the run over RANKS ranks reports what the in-
         return
     fi
     python3 - "$ranks" "$here" "$there" <<'PY' || { echo "FAIL: $ranks ranks: hcube run $*"; failed=1; }
-import json, sys
+import json, os, sys
 ranks = int(sys.argv[1])
 here = json.loads(sys.argv[2])
 lines = sys.argv[3].strip().splitlines()
@@ -32,7 +33,9 @@ assert there["backend"] == "mpi" and there["ranks"] == ranks, (there["backend"],
 walls = there["rank_wall_seconds"]
 assert len(walls) == ranks and max(walls) == there["wall_seconds"] and min(walls) > 0, walls
 assert len(here["rank_wall_seconds"]) == 1
-assert here["backend"] == "in-process" and here["ranks"] == 1
+assert here["backend"] == "in-process" and here["ranks"] == 1 and here["oversubscribed"] is False
+# One host: oversubscribed when the ranks outnumber its CPUs online.
+assert there["oversubscribed"] is (ranks > os.cpu_count()), (ranks, os.cpu_count())
 assert there["verified"] is True, there
 for key in ("virtual_time", "steps", "messages", "bytes", "formula_time", "algo", "executor"):
     assert here[key] == there[key], f"{key}: in-process {here[key]}, mpi {there[key]}"
@@ -76,6 +79,14 @@ if [ $? -ne 2 ] || [ "$(grep -c "one of 2 processes mpirun started.*add --backen
     failed=1
 else
     echo "ok: mpirun -np 2 hcube run without --backend mpi is refused"
+fi
+# The text report says when the ranks outnumber the CPUs.
+over=$(timeout 120 "$mpirun" -np 8 "${args[@]}" "$hcube" run allreduce --dim 3 --backend mpi 2>&1)
+if [ "$(nproc)" -lt 8 ] && ! grep -q "^  backend .*; oversubscribed: a host ran more ranks than it has CPUs" <<<"$over"; then
+    echo "FAIL: 8 ranks on $(nproc) CPUs: no oversubscribed in the report: $over"
+    failed=1
+else
+    echo "ok: 8 ranks on $(nproc) CPUs: the report says oversubscribed when they outnumber them"
 fi
 # A usage error is told once, by rank 0, and every rank exits with status 2.
 out=$(timeout 120 "$mpirun" -np 4 "${args[@]}" "$hcube" run broadcast --dim 2 --root 9 --backend mpi 2>&1)

@@ -66,6 +66,9 @@ struct run_report {
     link_impl link_implementation = link_impl::ring; // the one that ran (never automatic)
     backend_kind backend = backend_kind::in_process; // never automatic
     int ranks = 1;                                   // MPI ranks the nodes ran on
+    // Over MPI: some host ran more ranks than it has CPUs, so the ranks took
+    // turns on them and wall times mean little (virtual time is unaffected).
+    bool oversubscribed = false;
 
     double virtual_time = 0;       // max over nodes of their final clock
     std::int64_t steps = 0;        // the same critical path counted in steps (t_s = 1, t_w = 0)

@@ -1,6 +1,7 @@
 // The MPI plumbing of the backend (comm.hpp).
 #include "comm.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,6 +64,17 @@ comm::comm(std::chrono::milliseconds quiet_limit, std::function<std::uint64_t()>
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &ranks_);
+    // The ranks that share this host's memory, against its CPUs online (not
+    // this rank's affinity: mpirun binds each rank to one of them).
+    MPI_Comm host = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host),
+          "MPI_Comm_split_type");
+    int here = 1;
+    MPI_Comm_size(host, &here);
+    MPI_Comm_free(&host);
+    int over = here > int(std::max(1u, std::thread::hardware_concurrency()));
+    check(MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_LOR, comm_), "MPI_Allreduce");
+    oversubscribed_ = over != 0;
 }
 
 comm::~comm() {

@@ -54,6 +54,8 @@ public:
 
     int rank() const noexcept { return rank_; }
     int ranks() const noexcept { return ranks_; }
+    // Whether some host runs more of the job's ranks than it has CPUs.
+    bool oversubscribed() const noexcept { return oversubscribed_; }
     MPI_Comm handle() const noexcept { return comm_; }
 
     // Sends `buffer` (kept until the send completes). Counted sends are this
@@ -110,6 +112,7 @@ private:
     std::function<std::uint64_t()> activity_;
     MPI_Comm comm_ = MPI_COMM_NULL;
     int rank_ = 0, ranks_ = 1;
+    bool oversubscribed_ = false;
     std::deque<send> sends_;
     std::uint64_t sent_ = 0, received_ = 0; // counted messages
     std::uint64_t questions_ = 0;           // pings sent (ask_ranks)

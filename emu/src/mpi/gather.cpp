@@ -65,6 +65,7 @@ std::uint64_t combine_report(comm& c, run_report& r, const rank_counts& here) {
     r.rank_wall_seconds.resize(std::size_t(c.ranks()));
     c.allgather(&wall, r.rank_wall_seconds.data(), sizeof wall, stage);
     r.wall_seconds = *std::max_element(r.rank_wall_seconds.begin(), r.rank_wall_seconds.end());
+    r.oversubscribed = c.oversubscribed();
     return counts.back();
 }
 
