@@ -34,8 +34,9 @@ constexpr std::uint64_t rows_when_large = 16;
 struct executor_facts {
     executor_kind kind;
     executor_footprint use;
-    std::string refusal; // "" when it would start
-    int largest_dim;     // the largest dimension this system can start
+    std::string refusal;   // "" when it would start
+    int largest_dim;       // the largest dimension this system can start
+    std::uint64_t machine; // memory_estimate's total under this executor
 };
 
 // What a D-cube machine consists of, with the estimate spelled out (the
@@ -62,7 +63,8 @@ executor_facts executor_cost(executor_kind kind, int d, const os_limits& lim) {
     if (d > max_dim_of(kind))
         refusal = fmt::format("dimension {} is above the {} limit {}", d, to_string(kind),
                               max_dim_of(kind));
-    return {kind, footprint_of(c, lim), refusal, largest_dim_within(config{}, kind, lim)};
+    return {kind, footprint_of(c, lim), refusal, largest_dim_within(config{}, kind, lim),
+            memory_estimate(c).total()};
 }
 
 machine_facts facts(int d) {
@@ -169,8 +171,13 @@ void print_fibers(const machine_facts& f, const executor_facts& e) {
 void print_executors(const machine_facts& f) {
     fmt::print("memory by executor (reserved: address space its mappings take; touched: memory "
                "the nodes typically make resident)\n");
-    for (const executor_facts& e : f.executors)
+    for (const executor_facts& e : f.executors) {
         (executor_policy_of(e.kind).thread_per_node ? print_threads : print_fibers)(f, e);
+        row("", fmt::format("machine  about {} with the links' {} (the estimate hcube run "
+                            "--executor {} is checked against)",
+                            human_bytes(e.machine), human_bytes(f.memory.link_bytes),
+                            to_string(e.kind)));
+    }
 }
 
 // "with fibers 2 worker threads" for each executor that has workers.
@@ -235,6 +242,7 @@ json executor_json(const executor_facts& e) {
     }
     j["can_start"] = e.refusal.empty();
     j["largest_dim_here"] = e.largest_dim;
+    j["memory_estimate_bytes"] = e.machine;
     return j;
 }
 

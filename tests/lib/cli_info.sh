@@ -47,6 +47,12 @@ expect_line "$fibers_json" "\"stack_bytes\": 262144, \"guard_bytes\": 16384, \"r
 expect_line "$out" '^  threads +reserved [0-9.]+ MiB = 8 x \([0-9.]+ MiB stack \+ 4\.0 KiB guard page; ulimit -s\)$' "threads reserved (text)"
 expect_line "$out" '^ +touched  about 128\.0 KiB = 8 x 16\.0 KiB \(the stack pages in use and the node.s state\), plus the kernel' "threads touched (text)"
 expect_line "$out" '^ +mappings 16 \(a stack and its guard page per thread\) \+ [0-9]+ in use, vm\.max_map_count [0-9-]+: they fit$' "threads' mappings (text)"
+# The machine under each executor, the links included: 3 KiB + 8 x 16 KiB
+# with threads, 3 KiB + 8 x 6 KiB with fibers.
+expect_line "$out" '^ +machine  about 131\.0 KiB with the links. 3\.0 KiB \(the estimate hcube run --executor threads is checked against\)$' "threads' machine (text)"
+expect_line "$out" '^ +machine  about 51\.0 KiB with the links. 3\.0 KiB \(the estimate hcube run --executor fibers is checked against\)$' "fibers' machine (text)"
+expect_line "$threads_json" '"memory_estimate_bytes": 134144' "threads' machine (JSON)"
+expect_line "$fibers_json" '"memory_estimate_bytes": 52224' "fibers' machine (JSON)"
 expect_line "$out" '^  fibers +reserved [0-9.]+ MiB = 8 x \(256\.0 KiB stack \+ 16\.0 KiB guard zone\) in one mapping \+ [0-9]+ worker threads? x ' "fibers reserved (text)"
 expect_line "$out" '^ +touched  about 48\.0 KiB = 8 x 6\.0 KiB \(the stack pages in use and the node.s state\)$' "fibers touched (text)"
 expect_line "$out" '^ +guards   a guard page under every stack' "fibers' guards (text)"
