@@ -65,11 +65,12 @@ int main(int argc, char** argv) {
     };
     // One line on stderr; with --json also the error as JSON on stdout, for
     // scripts that read only stdout. Under a launcher every process reads the
-    // same command line: rank 0 alone tells of a usage error.
+    // same command line, and a failed run fails on every rank with the same
+    // run_error: rank 0 alone tells of those.
     const bool json = std::any_of(argv + 1, argv + argc,
                                   [](const char* a) { return std::string_view(a) == "--json"; });
-    const auto fail = [&](const std::string& what, exit_status status) {
-        if (status == exit_usage && launched_rank() != 0) return status;
+    const auto fail = [&](const std::string& what, exit_status status, bool every_rank = true) {
+        if (every_rank && launched_rank() != 0) return status;
         std::cerr << who() << ": " << what << '\n';
         if (json) print_json_error(who(), what, status);
         return status;
@@ -86,7 +87,9 @@ int main(int argc, char** argv) {
         return fail(message(e), exit_usage);
     } catch (const hcube::usage_error& e) {
         return fail(e.what(), exit_usage);
-    } catch (const std::exception& e) {
+    } catch (const hcube::run_error& e) {
         return fail(e.what(), exit_failed);
+    } catch (const std::exception& e) {
+        return fail(e.what(), exit_failed, false);
     }
 }

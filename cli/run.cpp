@@ -267,6 +267,7 @@ int run(run_command& c) {
     try {
         o = run_algorithm(p);
     } catch (const deadlock_error& e) {
+        if (launched_rank() != 0) return exit_failed; // every rank has it: rank 0 tells
         print_deadlock(p, e);
         if (c.json) print_json_error("hcube run", e.what(), exit_failed);
         return exit_failed;

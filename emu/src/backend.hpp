@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <hcube/config.hpp>
+#include <hcube/error.hpp>
 #include <hcube/report.hpp>
 
 #include "links/message.hpp"
@@ -111,6 +112,12 @@ public:
     // left undelivered anywhere (`left` here, `arrived_late` after finish()).
     virtual void combine(run_report& r, const std::vector<undelivered>& left,
                          std::uint64_t arrived_late) = 0;
+    // A cancelled run, after finish(): makes `failures` (the nodes that threw)
+    // and `waits` (a deadlock's blocked nodes) this process's and every other
+    // process's, in node order, the same in every process. A node program
+    // cancelled in one process is cancelled in all.
+    virtual void combine_failures(std::vector<node_failure>& failures,
+                                  std::vector<blocked_wait>& waits) = 0;
     // Completes every node's trace records (config::trace): the routed
     // arrivals the router fixed, and other processes' nodes. `origin` is
     // this process's start of the run (steady_clock ticks).

@@ -112,6 +112,8 @@ public:
         if (!left.empty()) throw error(undelivered_message(left));
     }
 
+    void combine_failures(std::vector<node_failure>&, std::vector<blocked_wait>&) override {}
+
     void settle_trace(std::int64_t) override {
         for (const auto& fix : m_.routes.trace_fixes())
             m_.nodes[fix.node].trace[fix.index].arrival = fix.arrival;

@@ -219,11 +219,14 @@ void reset(machine_state& m) {
     m.finished.store(0, std::memory_order_relaxed);
 }
 
-// The exception a cancelled run ends with.
+// The exception a cancelled run ends with, the same in every process.
 [[noreturn]] void throw_failure(machine_state& m, run_watchdog& watchdog) {
     const int failed = m.first_failure.load(std::memory_order_acquire);
-    if (failed == deadlock_marker) throw deadlock_error(std::move(watchdog.deadlock()));
     std::vector<node_failure> failures = failures_of(m);
+    std::vector<blocked_wait> waits;
+    if (failed == deadlock_marker) waits = std::move(watchdog.deadlock());
+    m.world->combine_failures(failures, waits);
+    if (!waits.empty()) throw deadlock_error(std::move(waits));
     if (failures.empty())
         failures.push_back({failed, "cancelled while a rendezvous send was outstanding", {}});
     throw run_error(std::move(failures));

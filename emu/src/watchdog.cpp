@@ -72,14 +72,21 @@ std::chrono::steady_clock::duration block_sampler::blocked(std::vector<blocked_w
     return now - since_;
 }
 
-std::vector<blocked_wait> block_sampler::described(std::vector<blocked_wait> waits) const {
-    for (auto& w : waits) {
-        const wait_info& info = m_.nodes[w.node].waiting_for;
-        w.what = describe_wait(m_.cfg.dim, info) + pending_messages(m_, w.node);
-        w.dim = info.dim;
-        w.peer = info.peer;
+std::vector<blocked_wait> describe_waits(machine_state& m, const std::vector<int>& nodes) {
+    std::vector<blocked_wait> waits;
+    for (const int i : nodes) {
+        const wait_info& info = m.nodes[i].waiting_for;
+        waits.push_back(
+            {i, describe_wait(m.cfg.dim, info) + pending_messages(m, i), info.dim, info.peer});
     }
     return waits;
+}
+
+std::vector<blocked_wait> block_sampler::described(const std::vector<blocked_wait>& waits) const {
+    std::vector<int> nodes;
+    for (const auto& w : waits)
+        nodes.push_back(w.node);
+    return describe_waits(m_, nodes);
 }
 
 void run_watchdog::tick() {

@@ -15,6 +15,12 @@ namespace hcube::detail {
 
 // first_failure when the watchdog cancelled the run.
 constexpr int deadlock_marker = -2;
+// first_failure when another process's node failed (backend.hpp).
+constexpr int elsewhere_marker = -3;
+
+// The waits of `nodes` (parked, or the caller's own), each with what it waits
+// for and the messages it holds.
+std::vector<blocked_wait> describe_waits(machine_state& m, const std::vector<int>& nodes);
 
 // Samples the local nodes on watchdog ticks: blocked() says for how long
 // every unfinished one has stayed parked on the same wait (same epochs, bells
@@ -30,7 +36,7 @@ public:
     // Something moved that the nodes' states do not show (a backend's traffic).
     void moved() { stable_.clear(); }
     // The waits, each with what it waits for and the messages it holds.
-    std::vector<blocked_wait> described(std::vector<blocked_wait> waits) const;
+    std::vector<blocked_wait> described(const std::vector<blocked_wait>& waits) const;
 
 private:
     machine_state& m_;

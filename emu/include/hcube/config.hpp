@@ -291,8 +291,10 @@ struct config {
     // machine is built.
     backend_kind backend = backend_kind::automatic;
     // MPI: a rank whose unfinished nodes all stay blocked, with no message
-    // moving in or out, for this long reports them and aborts the job (a
-    // deadlock across ranks cannot be proven locally).
+    // moving in or out, for this long while rank 0 cannot see it (its own
+    // nodes busy) reports them and aborts the job; so does a rank waiting this
+    // long for a rank that stopped. A deadlock rank 0 sees is a
+    // deadlock_error on every rank after deadlock_grace.
     std::chrono::milliseconds mpi_quiet_limit{10000};
 };
 

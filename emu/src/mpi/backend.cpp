@@ -17,10 +17,16 @@
 //
 // Routed messages travel through rank 0's router (routed_proxy.hpp).
 //
-// Nothing the backend waits for is unbounded: a rank whose nodes stop moving
-// before they finish, or a rank that stops answering (kill -STOP, a node
-// program that never returns), ends the job after config::mpi_quiet_limit
-// with a message naming it (comm.hpp).
+// A run fails as in one process, on every rank: a node that throws cancels
+// the run on every rank (its rank tells the others), a deadlock is found by
+// rank 0's quiescence waves, and every rank's run() throws the same run_error
+// or deadlock_error, naming every rank's nodes.
+//
+// Nothing else the backend waits for is unbounded: a rank whose nodes stop
+// moving before they finish while rank 0 cannot tell (its own nodes busy), or
+// a rank that stops answering (kill -STOP, a node program that never
+// returns), ends the job after config::mpi_quiet_limit with a message naming
+// it (comm.hpp).
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -70,7 +76,8 @@ public:
         , routed_(m, comm_, inner_)
         , waves_(
               m, comm_, [this] { return idle(); },
-              [this](int rank, int node) { routed_.tell_choose(rank, node); }) {
+              [this](int rank, int node) { routed_.tell_choose(rank, node); },
+              [this] { declare_deadlock(); }) {
         const int ranks = comm_.ranks();
         const int per = m.p / ranks;
         m.local_begin = comm_.rank() * per;
@@ -96,7 +103,12 @@ public:
 
     void connect() override { links_ = make_link_bridge(m_, comm_, inner_); }
 
-    void begin_run() override { waves_.begin_run(routed_.begin_run()); }
+    void begin_run() override {
+        run_ = routed_.begin_run();
+        waves_.begin_run(run_);
+        announced_ = false;
+        deadlock_waits_.clear();
+    }
 
     bool progress() override {
         std::unique_lock turn(mu_, std::try_to_lock);
@@ -156,6 +168,13 @@ public:
                         "list those that arrived");
     }
 
+    void combine_failures(std::vector<node_failure>& failures,
+                          std::vector<blocked_wait>& waits) override {
+        waits.insert(waits.end(), deadlock_waits_.begin(), deadlock_waits_.end());
+        deadlock_waits_.clear();
+        gather_failures(comm_, failures, waits);
+    }
+
     void settle_trace(std::int64_t origin) override { gather_traces(comm_, m_, origin); }
 
 private:
@@ -163,6 +182,10 @@ private:
     bool progress_locked();
     bool receive_all();
     void receive_data(const MPI_Status& st);
+    void receive_cancel(const MPI_Status& st);
+    void announce_failure();
+    void declare_deadlock();
+    void take_deadlock();
     bool idle();
 
     // Why the job ends when this rank's nodes stay blocked with nothing moving.
@@ -202,6 +225,9 @@ private:
     std::uint64_t received_ = 0, expected_ = 0;
     alignas(16) std::byte small_[descriptor::inline_capacity + sizeof(wire_header)];
     bool inline_waiting_ = false; // the caller's node waits (wait_inline)
+    std::uint32_t run_ = 0;
+    bool announced_ = false;                   // this run's cancellation is told
+    std::vector<blocked_wait> deadlock_waits_; // this rank's, when rank 0 found a deadlock
 
     routed_proxy routed_;
     quiescence waves_; // progress() only
@@ -262,12 +288,6 @@ void mpi_backend::await_nodes(run_watchdog& watchdog) {
                 why += "\n  node " + std::to_string(w.node) + ": " + w.what;
             comm_.abort(why);
         }
-    }
-    if (m_.cancelled.load(std::memory_order_acquire)) {
-        std::string why = "the run failed";
-        for (const auto& f : failures_of(m_))
-            why += "\n  node " + std::to_string(f.node) + ": " + f.what;
-        comm_.abort(why);
     }
 }
 
@@ -340,6 +360,7 @@ std::uint64_t mpi_backend::finish() {
 }
 
 bool mpi_backend::progress_locked() {
+    announce_failure();
     bool moved = links_->ship_all();
     moved |= routed_.send_outbox();
     moved |= receive_all();
@@ -367,6 +388,10 @@ bool mpi_backend::receive_all() {
         case ping_tag:
         case pong_tag:
             comm_.take_liveness(st);
+            break;
+        case cancel_tag:
+            receive_cancel(st);
+            moved = true;
             break;
         default:
             receive_data(st);
@@ -409,6 +434,43 @@ void mpi_backend::receive_data(const MPI_Status& st) {
         a.store_inline(at, bytes);
     }
     links_->arrived(h.from ^ (1 << h.dim), h.dim, a);
+}
+
+// A local node threw: every other rank cancels its nodes too. Sent before
+// this rank's end markers, so each rank knows of it before its run ends.
+void mpi_backend::announce_failure() {
+    if (announced_ || !m_.cancelled.load(std::memory_order_acquire)) return;
+    announced_ = true;
+    if (m_.first_failure.load(std::memory_order_acquire) < 0) return; // told by another rank
+    const cancel_message c{failed_kind, run_};
+    for (int peer = 0; peer < comm_.ranks(); ++peer)
+        if (peer != rank()) comm_.isend(bytes_of(c), peer, cancel_tag);
+}
+
+void mpi_backend::receive_cancel(const MPI_Status& st) {
+    comm_.count_received();
+    cancel_message c;
+    comm_.receive(&c, sizeof c, st);
+    if (c.run != run_) return;
+    if (c.kind == deadlock_kind) return take_deadlock();
+    m_.cancel(elsewhere_marker);
+}
+
+// Rank 0's waves found every rank's nodes blocked with nothing that can wake
+// them: every rank cancels its run with its blocked nodes' waits.
+void mpi_backend::declare_deadlock() {
+    const cancel_message c{deadlock_kind, run_};
+    for (int peer = 1; peer < comm_.ranks(); ++peer)
+        comm_.isend(bytes_of(c), peer, cancel_tag);
+    take_deadlock();
+}
+
+void mpi_backend::take_deadlock() {
+    std::vector<int> blocked;
+    for (int i = m_.local_begin; i < m_.local_end; ++i)
+        if (!m_.nodes[i].done.load(std::memory_order_acquire)) blocked.push_back(i);
+    deadlock_waits_ = describe_waits(m_, blocked);
+    m_.cancel(deadlock_marker);
 }
 
 // Every unfinished local node parked (or waiting inline) and nothing to send.

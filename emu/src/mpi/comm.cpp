@@ -39,13 +39,6 @@ void join_mpi() {
                           "MPI_THREAD_SERIALIZED (MPI_Init_thread)");
 }
 
-template <class T>
-std::vector<std::byte> bytes_of(const T& t) {
-    std::vector<std::byte> out(sizeof t);
-    std::memcpy(out.data(), &t, sizeof t);
-    return out;
-}
-
 } // namespace
 
 void check(int rc, const char* what) {

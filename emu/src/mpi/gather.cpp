@@ -32,6 +32,50 @@ void unpack(const std::byte*& from, std::vector<T, A>& v) {
     from += sizeof n + n * sizeof(T);
 }
 
+// Every rank's bytes, each rank's after the one before.
+std::vector<std::byte> gather_bytes(comm& c, const std::vector<std::byte>& mine,
+                                    const char* stage) {
+    std::vector<int> sizes(static_cast<std::size_t>(c.ranks())), at(sizes.size());
+    const int size = int(mine.size());
+    c.allgather(&size, sizes.data(), sizeof size, stage);
+    for (std::size_t r = 1; r < sizes.size(); ++r)
+        at[r] = at[r - 1] + sizes[r - 1];
+    std::vector<std::byte> all(std::size_t(at.back() + sizes.back()));
+    c.allgatherv(mine.data(), size, all.data(), sizes.data(), at.data(), stage);
+    return all;
+}
+
+// A failure or a wait travels as its numbers and its text.
+struct failure_wire {
+    std::int32_t node, dim, peer;
+    std::int32_t kind; // a blocked_wait, or a node_failure with its exception's kind
+    std::uint64_t length;
+};
+enum : std::int32_t { wait_kind, error_kind, usage_kind };
+
+// A usage_error stays one on every rank (hcube run tells them apart).
+std::int32_t kind_of(const node_failure& f) {
+    try {
+        std::rethrow_exception(f.original);
+    } catch (const usage_error&) {
+        return usage_kind;
+    } catch (...) {
+        return error_kind;
+    }
+}
+
+std::exception_ptr remote_exception(std::int32_t kind, const std::string& what) {
+    if (kind == usage_kind) return std::make_exception_ptr(usage_error(what));
+    return std::make_exception_ptr(error(what));
+}
+
+void put(std::vector<std::byte>& to, const failure_wire& f, const std::string& what) {
+    const std::size_t at = to.size();
+    to.resize(at + sizeof f + what.size());
+    std::memcpy(to.data() + at, &f, sizeof f);
+    std::memcpy(to.data() + at + sizeof f, what.data(), what.size());
+}
+
 } // namespace
 
 std::uint64_t combine_report(comm& c, run_report& r, const rank_counts& here) {
@@ -82,13 +126,7 @@ void gather_traces(comm& c, machine_state& m, std::int64_t origin) {
         pack(mine, s.receipts);
     }
     const char* stage = "gathering the trace";
-    std::vector<int> sizes(static_cast<std::size_t>(c.ranks())), at(sizes.size());
-    const int size = int(mine.size());
-    c.allgather(&size, sizes.data(), sizeof size, stage);
-    for (std::size_t r = 1; r < sizes.size(); ++r)
-        at[r] = at[r - 1] + sizes[r - 1];
-    std::vector<std::byte> all(std::size_t(at.back() + sizes.back()));
-    c.allgatherv(mine.data(), size, all.data(), sizes.data(), at.data(), stage);
+    const std::vector<std::byte> all = gather_bytes(c, mine, stage);
     const std::byte* from = all.data();
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
@@ -108,6 +146,36 @@ void gather_traces(comm& c, machine_state& m, std::int64_t origin) {
     c.bcast(fixes.data(), int(count * sizeof(router::trace_fix)), MPI_BYTE, stage);
     for (const auto& fix : fixes)
         m.nodes[fix.node].trace[fix.index].arrival = fix.arrival;
+}
+
+void gather_failures(comm& c, std::vector<node_failure>& failures,
+                     std::vector<blocked_wait>& waits) {
+    std::vector<std::byte> mine;
+    for (const node_failure& f : failures)
+        put(mine, {f.node, -1, -1, f.original ? kind_of(f) : error_kind, f.what.size()}, f.what);
+    for (const blocked_wait& w : waits)
+        put(mine, {w.node, w.dim, w.peer, wait_kind, w.what.size()}, w.what);
+    const std::vector<std::byte> all = gather_bytes(c, mine, "gathering the run's failures");
+    std::vector<node_failure> local = std::move(failures);
+    failures.clear();
+    waits.clear();
+    for (const std::byte* from = all.data(); from < all.data() + all.size();) {
+        failure_wire f;
+        std::memcpy(&f, from, sizeof f);
+        std::string what(reinterpret_cast<const char*>(from + sizeof f), f.length);
+        from += sizeof f + f.length;
+        if (f.kind == wait_kind) {
+            waits.push_back({f.node, std::move(what), f.dim, f.peer});
+            continue;
+        }
+        // This rank's own keep their exceptions.
+        const auto own = std::find_if(local.begin(), local.end(),
+                                      [&](const node_failure& l) { return l.node == f.node; });
+        failures.push_back(own != local.end()
+                               ? std::move(*own)
+                               : node_failure{f.node, what, remote_exception(f.kind, what)});
+    }
+    // Ranks hold consecutive nodes: rank order is node order.
 }
 
 } // namespace hcube::detail::mpi

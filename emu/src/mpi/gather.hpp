@@ -1,9 +1,11 @@
-// After a run: every rank gets the whole machine's report and trace.
+// After a run: every rank gets the whole machine's report and trace, or its
+// failures.
 // Private to emu/src/mpi.
 #pragma once
 
 #include <cstdint>
 
+#include <hcube/error.hpp>
 #include <hcube/report.hpp>
 
 #include "../state.hpp"
@@ -28,5 +30,11 @@ std::uint64_t combine_report(comm& c, run_report& r, const rank_counts& here);
 // and the routed arrivals rank 0's router fixed. `origin` is this rank's
 // start of the run: wall times travel relative to their rank's start.
 void gather_traces(comm& c, machine_state& m, std::int64_t origin);
+
+// Gives every rank every rank's failed nodes and deadlocked waits, in node
+// order. Other ranks' exceptions arrive with their message as hcube::error,
+// or usage_error if they were one.
+void gather_failures(comm& c, std::vector<node_failure>& failures,
+                     std::vector<blocked_wait>& waits);
 
 } // namespace hcube::detail::mpi

@@ -11,7 +11,11 @@
 //   [ payload bytes ... | header ]
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "../links/message.hpp"
 
@@ -35,6 +39,9 @@ constexpr int routed_tag = 8; // routed traffic: a routed_header
 // whatever thread polls MPI on that rank (progress or a polled collective).
 constexpr int ping_tag = 9, pong_tag = 10;
 constexpr int wave_tag = 11; // quiescence waves: a wave_message
+// A run cancelled everywhere: a node of the sender's rank threw, or rank 0
+// found a deadlock (a cancel_message; counted, so a wave sees it in flight).
+constexpr int cancel_tag = 12;
 
 struct routed_header {
     std::int32_t kind;
@@ -73,9 +80,27 @@ struct wave_message {
     std::int32_t idle;  // status: every local node parked or done, nothing to send
     std::uint64_t sent; // status: messages this rank sent (probes, statuses not counted)
     std::uint64_t received;
-    std::int32_t chooser; // status: its least chooser, or -1
-    double candidate;     // status: that chooser's candidate arrival
+    std::int32_t chooser;    // status: its least chooser, or -1
+    double candidate;        // status: that chooser's candidate arrival
+    std::uint64_t parks;     // status: its nodes' parks so far (moves inside the rank)
+    std::int32_t unfinished; // status: its nodes not done
+    std::int32_t cancelled;  // status: its run is cancelled
 };
 enum : std::int32_t { probe_kind = 1, status_kind = 2 };
+
+struct cancel_message {
+    std::int32_t kind; // failed or deadlock
+    std::uint32_t run;
+};
+enum : std::int32_t { failed_kind = 1, deadlock_kind = 2 };
+
+// A wave, cancel or liveness message as the bytes MPI sends.
+template <class T>
+std::vector<std::byte> bytes_of(const T& t) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<std::byte> out(sizeof t);
+    std::memcpy(out.data(), &t, sizeof t);
+    return out;
+}
 
 } // namespace hcube::detail::mpi
