@@ -258,6 +258,49 @@ TEST_CASE("over MPI, a deadlock is reported on every rank within a second, namin
     }
 }
 
+TEST_CASE("over MPI, link capacity 0 means what it does in one process: a send completes when "
+          "the receiver takes the message") {
+    config c = over_mpi({.dim = 3, .link_capacity = 0});
+    machine here({.dim = 3, .link_capacity = 0});
+    machine net(c);
+    // On each dimension the lower node sends first, then receives: fine with
+    // synchronous links. The values and every clock must be the same.
+    const auto ordered = [](std::vector<int>& out) {
+        return [&out](node& me) {
+            int sum = me.id();
+            for (int k = me.dim() - 1; k >= 0; --k) {
+                int in[1];
+                const int mine[1] = {sum};
+                const bool low = (me.id() >> k & 1) == 0;
+                if (low) me.send(k, std::span<const int>(mine));
+                me.recv(k, std::span<int>(in));
+                if (!low) me.send(k, std::span<const int>(mine));
+                sum += in[0];
+            }
+            out[std::size_t(me.id())] = sum;
+        };
+    };
+    std::vector<int> want(8), got(8);
+    check_same(net.run(ordered(got)), here.run(ordered(want)));
+    for (int i = 0; i < 8; ++i)
+        if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
+    // Both send first on dimension 2 (across ranks): each send waits for a
+    // receive that never comes, so the run deadlocks, as in one process.
+    const std::function<void(node&)> both_send = [](node& me) {
+        int in[1];
+        const int mine[1] = {me.id()};
+        me.send(2, std::span<const int>(mine));
+        me.recv(2, std::span<int>(in));
+    };
+    const std::string want_text = error_of<deadlock_error>(here, both_send);
+    REQUIRE(!want_text.empty());
+    CHECK(error_of<deadlock_error>(net, both_send) == want_text);
+    // The machine still runs (exchange would deadlock: both sides send first).
+    check_same(net.run(ordered(got)), here.run(ordered(want)));
+    for (int i = 0; i < 8; ++i)
+        if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
+}
+
 namespace {
 
 // Every node sends a routed message of (1 + id) words to every other node, in

@@ -415,6 +415,7 @@ void mpi_backend::receive_data(const MPI_Status& st) {
     comm_.receive(at, count, st);
     wire_header h;
     std::memcpy(&h, at + bytes, sizeof h);
+    if (h.kind == ack_kind) return links_->acked(h.from, h.dim);
     if (h.kind == end_kind) {
         ++ended_;
         ended_from_[std::size_t(st.MPI_SOURCE)] = true;

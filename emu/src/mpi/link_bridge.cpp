@@ -16,12 +16,13 @@ public:
     bridge(machine_state& m, comm& c, int inner)
         : m_(m)
         , comm_(c)
-        , inner_(inner) {
+        , inner_(inner)
+        , synchronous_(m.cfg.link_capacity == 0) {
         sent_to.assign(std::size_t(c.ranks()), 0);
         for (int i = m.local_begin; i < m.local_end; ++i)
             for (int k = inner; k < m.cfg.dim; ++k) {
                 outgoing_.push_back({&m.out_link<L>(i, k), i, k});
-                incoming_.push_back({&m.out_link<L>(i ^ (1 << k), k), i, {}});
+                incoming_.push_back({&m.out_link<L>(i ^ (1 << k), k), i, k, {}});
             }
     }
 
@@ -29,18 +30,22 @@ public:
         bool moved = false;
         if (m_.cancelled.load(std::memory_order_acquire)) return false;
         for (auto& o : outgoing_)
-            while (!o.link->empty()) {
+            while (!o.shipped && !o.link->empty()) {
                 ship(o);
                 moved = true;
             }
         return moved;
     }
 
+    void acked(int node, int dim) override {
+        out_link& o = outgoing_[index(node, dim)];
+        release(o, o.link->front());
+        o.shipped = false;
+    }
+
     void arrived(int node, int dim, const descriptor& d) override {
-        const int outer = m_.cfg.dim - inner_;
-        in_link& in = incoming_[std::size_t(node - m_.local_begin) * std::size_t(outer) +
-                                std::size_t(dim - inner_)];
-        if (in.waiting.empty() && in.link->writable())
+        in_link& in = incoming_[index(node, dim)];
+        if (in.waiting.empty() && !in.unacked && in.link->writable())
             deliver(in, d);
         else
             in.waiting.push_back(d);
@@ -48,18 +53,27 @@ public:
 
     bool deliver_queued() override {
         bool moved = false;
-        for (auto& in : incoming_)
-            while (!in.waiting.empty() && in.link->writable()) {
+        for (auto& in : incoming_) {
+            // A synchronous link holds one message: room again means the
+            // receiver took it, which completes the sender's send.
+            if (in.unacked && in.link->writable()) {
+                const wire_header h{ack_kind, in.node ^ (1 << in.dim), in.dim, 0, 0, 0, 0};
+                post(comm_, std::vector<std::byte>(sizeof h), h, peer_of(in.node, in.dim));
+                in.unacked = false;
+                moved = true;
+            }
+            while (!in.waiting.empty() && !in.unacked && in.link->writable()) {
                 deliver(in, in.waiting.front());
                 in.waiting.pop_front();
                 moved = true;
             }
+        }
         return moved;
     }
 
     bool outgoing_empty() const override {
         for (const auto& o : outgoing_)
-            if (!o.link->empty()) return false;
+            if (!o.shipped && !o.link->empty()) return false;
         return true;
     }
 
@@ -71,7 +85,11 @@ public:
                 if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
             }
             in.waiting.clear();
+            in.unacked = false;
         }
+        // A cancelled run's synchronous sends: settle.hpp drains their links.
+        for (auto& o : outgoing_)
+            o.shipped = false;
         return left;
     }
 
@@ -80,39 +98,60 @@ private:
         L* link;
         int node; // the local sender
         int dim;
+        bool shipped = false; // synchronous: its front went, not yet taken
     };
     struct in_link {
         L* link;
-        int node;                       // the local receiver
+        int node; // the local receiver
+        int dim;
         std::deque<descriptor> waiting; // arrived while the link was full
+        bool unacked = false;           // synchronous: delivered, not yet taken
     };
 
-    // Pops the front message and sends it; the payload is copied out before
-    // the pop releases the sender's buffer (a borrowed one may be reused at
-    // once after it).
+    // A cross-rank link's entry in outgoing_ or incoming_.
+    std::size_t index(int node, int dim) const {
+        return std::size_t(node - m_.local_begin) * std::size_t(m_.cfg.dim - inner_) +
+               std::size_t(dim - inner_);
+    }
+    int peer_of(int node, int dim) const { return (node ^ (1 << dim)) >> inner_; }
+
+    // Sends the front message, its payload copied out first (a borrowed
+    // buffer may be reused once the front is popped). A buffered link pops it
+    // at once; a synchronous one when the receiver has taken it (acked), as
+    // one process's send completes only then.
     void ship(out_link& o) {
         const descriptor& d = o.link->front();
         std::vector<std::byte> buffer(d.bytes + sizeof(wire_header));
         if (!copy_payload(*o.link, d, buffer.data(), m_.cancelled))
             return; // the run is over; settle.hpp drains the link
-        if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
         const wire_header h{data_kind, o.node, o.dim, d.type, d.arrival.time, d.arrival.steps, 0};
-        o.link->pop();
-        wake(m_, m_.nodes[o.node]);
-        const int peer = (o.node ^ (1 << o.dim)) >> inner_;
+        if (synchronous_)
+            o.shipped = true;
+        else
+            release(o, d);
+        const int peer = peer_of(o.node, o.dim);
         ++sent_to[std::size_t(peer)];
         post(comm_, std::move(buffer), h, peer);
+    }
+
+    // Pops the front message `d`, which has gone: the sender may go on.
+    void release(out_link& o, const descriptor& d) {
+        if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
+        o.link->pop();
+        wake(m_, m_.nodes[o.node]);
     }
 
     void deliver(in_link& in, const descriptor& d) {
         in.link->back() = d;
         in.link->publish();
+        in.unacked = synchronous_;
         wake(m_, m_.nodes[in.node]);
     }
 
     machine_state& m_;
     comm& comm_;
     int inner_;
+    bool synchronous_; // link capacity 0
     std::vector<out_link> outgoing_;
     std::vector<in_link> incoming_; // by (receiver, dim)
 };

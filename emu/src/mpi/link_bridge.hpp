@@ -29,11 +29,15 @@ public:
     virtual bool ship_all() = 0;
     // A message for local node `node` on dimension `dim` arrived.
     virtual void arrived(int node, int dim, const descriptor& d) = 0;
-    // Delivers queued messages as far as their links have room; true if one
-    // moved.
+    // Link capacity 0: the receiver took local node `node`'s message on
+    // dimension `dim`.
+    virtual void acked(int node, int dim) = 0;
+    // Delivers queued messages as far as their links have room (with link
+    // capacity 0, acks those taken first); true if one moved.
     virtual bool deliver_queued() = 0;
     virtual bool outgoing_empty() const = 0;
-    // Frees what is still queued (it arrived for finished nodes); how many.
+    // At the end of a run: frees what is still queued (it arrived for
+    // finished nodes) and forgets sends not yet taken; how many were queued.
     virtual std::uint64_t drop_queued() = 0;
 
     // Data messages sent to each rank this run (the end markers' counts).

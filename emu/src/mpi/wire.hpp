@@ -21,18 +21,19 @@
 
 namespace hcube::detail::mpi {
 
-constexpr int data_tag = 7; // link messages and end markers, in order
+constexpr int data_tag = 7; // link messages, acks and end markers, in order
 
 struct wire_header {
-    std::int32_t kind; // data or end
-    std::int32_t from; // data: the sending node
-    std::int32_t dim;  // data: the link's dimension
+    std::int32_t kind; // data, end or ack
+    std::int32_t from; // data, ack: the sending node
+    std::int32_t dim;  // data, ack: the link's dimension
     std::uint32_t type;
     double arrival_time; // the sender's vclock of the last word's arrival
     std::int64_t arrival_steps;
     std::uint64_t sent; // end: data messages this rank sent to the receiver
 };
-enum : std::int32_t { data_kind = 1, end_kind = 2 };
+// ack: with link capacity 0, the receiver took the message (link_bridge.hpp).
+enum : std::int32_t { data_kind = 1, end_kind = 2, ack_kind = 3 };
 
 constexpr int routed_tag = 8; // routed traffic: a routed_header
 // Liveness, when a wait has stalled: a ping is answered with a pong by
