@@ -557,19 +557,45 @@ int child_work(const std::string& kind, int d) {
     return 0;
 }
 
-// Runs `bench-runtime --child KIND,D` in a new process.
+// This process's peak resident memory (VmHWM), in KiB: its own, where
+// getrusage's for a spawned child starts at its parent's (posix_spawn shares
+// the parent's memory until exec, and exec keeps that peak).
+long peak_rss_kib() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+    return -1;
+}
+
+// Runs `bench-runtime --child KIND,D` in a new process, which prints its
+// peak_rss_kib on stdout.
 child_cost in_child(const std::string& kind, int d) {
     char self[] = "/proc/self/exe", flag[] = "--child";
     std::string what = kind + "," + std::to_string(d);
     char* argv[] = {self, flag, what.data(), nullptr};
+    int out[2];
+    if (pipe(out) != 0) return {};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
     const auto t0 = clock_type::now();
     pid_t child = -1;
-    if (posix_spawn(&child, self, nullptr, nullptr, argv, environ) != 0) return {};
+    const bool spawned = posix_spawn(&child, self, &actions, nullptr, argv, environ) == 0;
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    std::string text;
+    for (char buf[64]; spawned;) {
+        const ssize_t n = read(out[0], buf, sizeof buf);
+        if (n <= 0) break;
+        text.append(buf, std::size_t(n));
+    }
+    close(out[0]);
     int status = 0;
-    rusage u{};
-    if (wait4(child, &status, 0, &u) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (!spawned || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0 || text.empty())
         return {};
-    return {seconds_since(t0), double(u.ru_maxrss) / 1024.0};
+    return {seconds_since(t0), double(std::stol(text)) / 1024.0};
 }
 
 // What every group of rows is measured with.
@@ -839,7 +865,9 @@ int main(int argc, char** argv) {
     hcube::cli::parse_or_exit(app, argc, argv);
     if (!child.empty()) {
         const std::vector<std::string> kind_dim = hcube::cli::split(child);
-        return child_work(kind_dim.at(0), std::stoi(kind_dim.at(1)));
+        const int rc = child_work(kind_dim.at(0), std::stoi(kind_dim.at(1)));
+        if (rc == 0) std::cout << peak_rss_kib() << '\n';
+        return rc;
     }
     const settings s{quick, huge, int(std::max(1u, std::thread::hardware_concurrency())),
                      quick ? 2000 : 20000};
