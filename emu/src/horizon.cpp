@@ -31,9 +31,9 @@ int choose_source(machine_state& m, node_state& s, int id) {
     }
     s.pending_choice.store(best);
     if (best.from < 0) return -1;
-    if (take_forced(s)) return best.from;
+    if (take_forced(s)) return decided(s, best.from);
     if (!(best < unplaced)) return -1;
-    return best < choice{other_time + least_duration(m), other_node} ? best.from : -1;
+    return best < choice{other_time + least_duration(m), other_node} ? decided(s, best.from) : -1;
 }
 
 int least_chooser(const machine_state& m) {
@@ -42,8 +42,6 @@ int least_chooser(const machine_state& m) {
     for (int i = m.local_begin; i < m.local_end; ++i) {
         const node_state& n = m.nodes[i];
         if (n.done.load(std::memory_order_acquire)) continue;
-        const auto kind = n.waiting_for.kind;
-        if (kind != wait_info::recv_any && kind != wait_info::routed_any) continue;
         if (const choice c = n.pending_choice.load(); c.from >= 0 && c.arrival < least.arrival) {
             least = c;
             who = i;

@@ -82,6 +82,14 @@ inline bool take_forced(node_state& s) noexcept {
     return true;
 }
 
+// A choice is made: no candidate is left published, so a published one
+// always belongs to a node still choosing (least_chooser reads no other
+// state of a node that may be running).
+inline int decided(node_state& s, int from) {
+    s.pending_choice.store({});
+    return from;
+}
+
 // recv_any's decision: the link to take from now, or -1 (then its candidate
 // is published in s.pending_choice). `arrival_on(j)`: the virtual arrival
 // time of link j's first message, +infinity while it is empty.
@@ -103,10 +111,10 @@ int choose_link(machine_state& m, node_state& s, int id, ArrivalOn arrival_on) {
     }
     s.pending_choice.store(best);
     if (best.from < 0) return -1;
-    if (take_forced(s)) return best.from;
-    for (int j = 0; j < d; ++j)
-        if (!(best < choice{earliest[j], j})) return -1;
-    return best.from;
+    if (!take_forced(s))
+        for (int j = 0; j < d; ++j)
+            if (!(best < choice{earliest[j], j})) return -1;
+    return decided(s, best.from);
 }
 
 // recv_routed from any_source's decision: the source to take from now, or -1
