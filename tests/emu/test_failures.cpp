@@ -27,16 +27,6 @@ using hcube::test::cfg;
 
 namespace {
 
-// The message of the run_error that `program` raises on `m`.
-std::string run_failure(machine& m, const std::function<void(node&)>& program) {
-    try {
-        m.run(program);
-    } catch (const run_error& e) {
-        return e.what();
-    }
-    return "no run_error";
-}
-
 // The machine still runs a full exchange correctly.
 void check_usable(machine& m) {
     int wrong = -1;
@@ -172,7 +162,7 @@ TEST_CASE("messages nobody received are an error, not silently lost") {
 
 TEST_CASE("receive size mismatch names the node and both sizes") {
     machine m(cfg(1));
-    const std::string what = run_failure(m, [](node& me) {
+    const std::string what = test::failure_text(m, [](node& me) {
         if (me.id() == 0)
             me.send(0, std::vector<double>(3));
         else {
@@ -187,14 +177,14 @@ TEST_CASE("receive size mismatch names the node and both sizes") {
 
 TEST_CASE("element type mismatch is reported") {
     machine m(cfg(1));
-    CHECK(run_failure(m,
-                      [](node& me) {
-                          if (me.id() == 0)
-                              me.send(0, std::vector<double>(2));
-                          else
-                              (void)me.recv<float>(0);
-                      }) == "node 1: recv from node 0 on dimension 0: message was sent as "
-                            "double (8-byte elements), received as float (4-byte elements)");
+    CHECK(test::failure_text(m,
+                             [](node& me) {
+                                 if (me.id() == 0)
+                                     me.send(0, std::vector<double>(2));
+                                 else
+                                     (void)me.recv<float>(0);
+                             }) == "node 1: recv from node 0 on dimension 0: message was sent as "
+                                   "double (8-byte elements), received as float (4-byte elements)");
 }
 
 namespace {
@@ -210,7 +200,7 @@ struct blob {
 // to the last node by recv_routed, any-size recv_routed.
 template <class Sent, class Received>
 std::string mismatch(machine& m, int how, std::size_t n = 1) {
-    return run_failure(m, [how, n](node& me) {
+    return test::failure_text(m, [how, n](node& me) {
         const std::vector<Sent> out(n);
         std::vector<Received> in(n * sizeof(Sent) / sizeof(Received));
         const bool routed = how >= 5;
@@ -268,13 +258,13 @@ TEST_CASE("an element of 65537 bytes is not 65537 elements of one byte") {
 
 TEST_CASE("dimension out of range names the node, the operation and the dimension") {
     machine m(cfg(3));
-    CHECK(run_failure(m, [](node& me) {
+    CHECK(test::failure_text(m, [](node& me) {
               if (me.id() == 6) me.send(3, std::vector<int>{1});
           }) == "node 6: send on dimension 3, outside 0..2 of a 3-cube");
-    CHECK(run_failure(m, [](node& me) {
+    CHECK(test::failure_text(m, [](node& me) {
               if (me.id() == 2) (void)me.recv<int>(-1);
           }) == "node 2: recv on dimension -1, outside 0..2 of a 3-cube");
-    CHECK(run_failure(m, [](node& me) {
+    CHECK(test::failure_text(m, [](node& me) {
               if (me.id() == 1) (void)me.neighbor(7);
           }) == "node 1: neighbor(7): dimension outside 0..2 of a 3-cube");
     check_usable(m);
@@ -283,7 +273,7 @@ TEST_CASE("dimension out of range names the node, the operation and the dimensio
 TEST_CASE("compute() refuses negative, NaN and infinite times, naming the node and the value") {
     machine m(cfg(2));
     const auto compute_on_3 = [&](double t) {
-        return run_failure(m, [t](node& me) {
+        return test::failure_text(m, [t](node& me) {
             if (me.id() == 3) me.compute(t);
         });
     };
@@ -306,7 +296,7 @@ TEST_CASE("compute() refuses negative, NaN and infinite times, naming the node a
 
 TEST_CASE("exchange_all with more transfers than max_dim is refused with the count") {
     machine m(cfg(2, port_model::all_port));
-    CHECK(run_failure(m, [](node& me) {
+    CHECK(test::failure_text(m, [](node& me) {
               if (me.id() != 1) return;
               int x = 0;
               const std::vector<transfer<int>> ops(
@@ -318,13 +308,13 @@ TEST_CASE("exchange_all with more transfers than max_dim is refused with the cou
 
 TEST_CASE("exchange_all is refused under single-port and with a dimension given twice") {
     machine single(cfg(2));
-    CHECK(run_failure(single, [](node& me) {
+    CHECK(test::failure_text(single, [](node& me) {
               int a = 0, b = 0;
               me.exchange_all<int>({{0, std::span(&a, 1), std::span(&b, 1)}});
           }).find("exchange_all needs the all-port model") != std::string::npos);
 
     machine all(cfg(2, port_model::all_port));
-    CHECK(run_failure(all, [](node& me) {
+    CHECK(test::failure_text(all, [](node& me) {
               int a = 0, b = 0, c = 0;
               me.exchange_all<int>({{1, std::span(&a, 1), std::span(&b, 1)},
                                     {1, std::span(&a, 1), std::span(&c, 1)}});
@@ -503,7 +493,7 @@ TEST_CASE("several failing nodes are all named, in node order, the same way ever
         }
     }
     // Nodes that failed with the text of an earlier one are counted with it.
-    CHECK(run_failure(m, [](node& me) {
+    CHECK(test::failure_text(m, [](node& me) {
               throw std::runtime_error(me.id() == 4 || me.id() == 9 ? "b" : "a");
           }) == "node 0: a (and 13 more nodes the same); node 4: b (and 1 more node the same)");
     check_usable(m);
@@ -539,7 +529,7 @@ TEST_CASE("a deadlock report lists the messages each blocked node left unread") 
 
 TEST_CASE("run from inside a node program is refused") {
     machine m(cfg(0));
-    CHECK(run_failure(m, [&](node&) { m.run([](node&) {}); }) ==
+    CHECK(test::failure_text(m, [&](node&) { m.run([](node&) {}); }) ==
           "node 0: machine::run called from inside a node program");
 }
 
@@ -548,7 +538,7 @@ TEST_CASE("a rendezvous exchange whose peer fails does not leave a dangling buff
     c.eager_limit = 16; // every exchange below borrows the sender's buffer
     machine m(c);
     for (int rep = 0; rep < 20; ++rep) {
-        CHECK(run_failure(m, [](node& me) {
+        CHECK(test::failure_text(m, [](node& me) {
                   std::vector<int> out(1000, me.id()), in(1000);
                   if (me.id() == 1) throw std::runtime_error("peer failed");
                   me.exchange(0, out, in);
@@ -576,7 +566,7 @@ TEST_CASE("a cancel that lands while nodes are on their way to park never hangs"
             int x = 0;
             me.recv(0, std::span(&x, 1)); // nobody sends: only the cancel ends it
         };
-        reported += run_failure(m, program) == "node 7: peer failed";
+        reported += test::failure_text(m, program) == "node 7: peer failed";
     }
     CHECK(reported == runs);
     check_usable(m);

@@ -18,6 +18,7 @@
 #include <hcube/machine.hpp>
 
 #include "catalog_params.hpp"
+#include "test_support.hpp"
 #include "user_programs.hpp"
 
 using namespace hcube;
@@ -154,33 +155,12 @@ struct pivot_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// What run() throws, as text ("" if it returns).
-template <class Error>
-std::string error_of(machine& m, const std::function<void(node&)>& program) {
-    try {
-        m.run(program);
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "";
-}
-
-// Two rounds of exchanges on every dimension, then the same again: results
-// prove the machine still runs correctly.
+// The machine still runs: every node gets its neighbor's id on every
+// dimension, within and across ranks.
 void check_still_runs(machine& m) {
-    std::vector<int> got(std::size_t(m.size()));
-    m.run([&](node& me) {
-        int sum = me.id();
-        for (int k = 0; k < me.dim(); ++k) {
-            int in[1];
-            const int out[1] = {sum};
-            me.exchange(k, std::span<const int>(out), std::span<int>(in));
-            sum += in[0];
-        }
-        got[std::size_t(me.id())] = sum;
-    });
-    for (int i = m.rank() * m.size() / m.ranks(); i < (m.rank() + 1) * m.size() / m.ranks(); ++i)
-        CHECK(got[std::size_t(i)] == m.size() * (m.size() - 1) / 2);
+    int wrong = -1;
+    test::neighbor_exchange(m, wrong);
+    CHECK(wrong == 0);
 }
 
 } // namespace
@@ -201,7 +181,7 @@ TEST_CASE("over MPI, a node that throws fails the run on every rank with the sam
             if (me.id() == 7) throw pivot_error("row 7 is singular");
         }};
     for (const auto& program : programs) {
-        const std::string want = error_of<run_error>(here, program);
+        const std::string want = test::failure_text<run_error>(here, program);
         REQUIRE(!want.empty());
         try {
             net.run(program);
@@ -246,10 +226,10 @@ TEST_CASE("over MPI, a deadlock is reported on every rank within a second, namin
             me.recv(2, std::span<int>(x));
         }};
     for (const auto& program : programs) {
-        const std::string want = error_of<deadlock_error>(here, program);
+        const std::string want = test::failure_text<deadlock_error>(here, program);
         REQUIRE(!want.empty());
         const auto t0 = std::chrono::steady_clock::now();
-        const std::string got = error_of<deadlock_error>(net, program);
+        const std::string got = test::failure_text<deadlock_error>(net, program);
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         CHECK(got == want);
@@ -292,9 +272,9 @@ TEST_CASE("over MPI, link capacity 0 means what it does in one process: a send c
         me.send(2, std::span<const int>(mine));
         me.recv(2, std::span<int>(in));
     };
-    const std::string want_text = error_of<deadlock_error>(here, both_send);
+    const std::string want_text = test::failure_text<deadlock_error>(here, both_send);
     REQUIRE(!want_text.empty());
-    CHECK(error_of<deadlock_error>(net, both_send) == want_text);
+    CHECK(test::failure_text<deadlock_error>(net, both_send) == want_text);
     // The machine still runs (exchange would deadlock: both sides send first).
     check_same(net.run(ordered(got)), here.run(ordered(want)));
     for (int i = 0; i < 8; ++i)

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <span>
 #include <stdexcept>
@@ -92,6 +93,17 @@ inline run_report neighbor_exchange(machine& m, int& wrong) {
     });
     wrong = bad;
     return r;
+}
+
+// The message of the Error that `program` raises on `m`, "" if it returns.
+template <class Error = run_error>
+std::string failure_text(machine& m, const std::function<void(node&)>& program) {
+    try {
+        m.run(program);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
 }
 
 inline config cfg(int dim, port_model ports = port_model::single_port, double t_s = 1,
