@@ -30,6 +30,7 @@
 #include "executor.hpp"
 #include "fiber_notes.hpp"
 #include "fiber_stacks.hpp"
+#include "huge_pages.hpp"
 #include "run_gate.hpp"
 #include "state.hpp"
 #include "sys/cpus.hpp"
@@ -169,7 +170,7 @@ public:
     fiber_executor(machine_state& m, int workers, long long guards)
         : m_(m)
         , stacks_(m.p, m.cfg.stack_bytes, guards)
-        , fibers_(std::make_unique<fiber_node[]>(std::size_t(m.p)))
+        , fibers_(std::size_t(m.p), "the fibers")
         , workers_(std::make_unique<worker[]>(std::size_t(workers)))
         , count_(workers)
         , cpus_(usable_cpus()) {
@@ -245,7 +246,7 @@ public:
     int group_of(int node) const noexcept override { return fibers_[node].owner->index; }
 
 private:
-    int index(const node_state& n) const noexcept { return int(&n - m_.nodes.get()); }
+    int index(const node_state& n) const noexcept { return int(&n - m_.nodes.data()); }
 
     // Node side: back to the worker, which runs f's next_action.
     void switch_out(fiber_node& f) noexcept {
@@ -271,6 +272,7 @@ private:
     }
 
     void start(fiber_node& f, int i) {
+        stacks_.prefault_top(i);
         f.self = ctx::fiber(std::allocator_arg, pooled_stack{stacks_.stack(i)},
                             [this, &f, i](ctx::fiber&& back) {
                                 worker& w = *f.owner;
@@ -372,7 +374,7 @@ private:
                 case fiber_node::action::park:
                     // Off the fiber's stack now: it may be queued by anyone.
                     f->parked.store(true, std::memory_order_seq_cst);
-                    if (m_.nodes[f - fibers_.get()].bell.load(std::memory_order_seq_cst) !=
+                    if (m_.nodes[f - fibers_.data()].bell.load(std::memory_order_seq_cst) !=
                             f->seq &&
                         f->parked.exchange(false, std::memory_order_seq_cst))
                         w.push_local(f);
@@ -436,7 +438,7 @@ private:
 
     machine_state& m_;
     stack_pool stacks_;
-    std::unique_ptr<fiber_node[]> fibers_;
+    huge_array<fiber_node> fibers_;
     std::unique_ptr<worker[]> workers_;
     int count_;
     std::vector<int> cpus_; // usable ones

@@ -67,6 +67,24 @@ void machine_state::cancel(int failed_node) noexcept {
     }
 }
 
+namespace {
+
+// n elements of T for every node in one array, node i's on whole cache lines
+// of its own from i * stride (with a thread per node, neighbours write theirs
+// at every send), each node's `member` pointed at its n.
+template <class T>
+huge_array<T> per_node(machine_state& m, std::span<T> node_state::*member, std::size_t n,
+                       const char* what) {
+    constexpr std::size_t per_line = std::max<std::size_t>(cache_line / sizeof(T), 1);
+    const std::size_t stride = (n + per_line - 1) / per_line * per_line;
+    huge_array<T> all(std::size_t(m.p) * stride, what);
+    for (int i = 0; i < m.p; ++i)
+        m.nodes[i].*member = {all.data() + std::size_t(i) * stride, n};
+    return all;
+}
+
+} // namespace
+
 machine::machine(config cfg)
     : state_(std::make_unique<machine_state>()) {
     cfg.executor = resolve_executor(cfg.executor);
@@ -79,7 +97,7 @@ machine::machine(config cfg)
     m.p = 1 << cfg.dim;
 
     const int d = cfg.dim;
-    m.nodes = std::make_unique<node_state[]>(m.p);
+    m.nodes = huge_array<node_state>(std::size_t(m.p), "the nodes' states");
     m.cfg.backend = resolve_backend(cfg.backend);
     m.world = make_backend(m); // this process's nodes: local_begin, local_end
     m.polls = m.world->traits_of().polls;
@@ -94,11 +112,11 @@ machine::machine(config cfg)
             return m.is_local(from) || m.is_local(from ^ (1 << k));
         });
     });
-    const auto ports = std::size_t(port_policy_of(cfg.ports).send_ports(d));
+    m.ends = per_node(m, &node_state::ends, std::size_t(d), "the links' ends");
+    m.send_ports = per_node(m, &node_state::send_port,
+                            std::size_t(port_policy_of(cfg.ports).send_ports(d)), "the send ports");
     for (int i = 0; i < m.p; ++i) {
         node_state& s = m.nodes[i];
-        s.send_port.resize(ports);
-        s.ends.resize(d);
         if (!m.is_local(i)) continue;
         m.with_links([&]<class L>(std::type_identity<L>) {
             for (int k = 0; k < d; ++k) {
@@ -166,10 +184,8 @@ void machine::set_cost(cost_model c) {
 void machine::set_ports(port_model p) {
     machine_state& m = *state_;
     m.cfg.ports = p;
-    const auto ports = std::size_t(port_policy_of(p).send_ports(m.cfg.dim));
-    for (int i = 0; i < m.p; ++i) {
-        m.nodes[i].send_port.resize(ports);
-    }
+    m.send_ports = per_node(m, &node_state::send_port,
+                            std::size_t(port_policy_of(p).send_ports(m.cfg.dim)), "the send ports");
 }
 
 void machine::set_trace(bool on) {

@@ -55,7 +55,7 @@ void detail::publish_routed_bound(machine_state& m, node_state& s, const routed_
     vclock bound = next_send_bound(s);
     if (awaited) bound = max(bound, awaited->wanted + awaited->duration);
     if (!tell_router(s, bound, s.routed_seq)) return;
-    m.world->publish_routed(int(&s - m.nodes.get()), s.routed_seq, bound);
+    m.world->publish_routed(int(&s - m.nodes.data()), s.routed_seq, bound);
 }
 
 namespace {

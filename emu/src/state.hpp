@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include <hcube/config.hpp>
@@ -19,6 +20,7 @@
 #include "alloc.hpp"
 #include "backend.hpp"
 #include "executor.hpp"
+#include "huge_pages.hpp"
 #include "links/link.hpp"
 #include "router.hpp"
 #include "sys/barrier.hpp"
@@ -83,8 +85,8 @@ struct alignas(cache_line) node_state {
 
     // Owner-only from here on.
     alignas(cache_line) vclock clock;
-    owned<vclock> send_port; // one per port: port_policy::send_ports
-    vclock recv_port;        // a node's one receive port (see charge_receive)
+    std::span<vclock> send_port; // one per port (port_policy::send_ports), in machine_state
+    vclock recv_port;            // a node's one receive port (see charge_receive)
     // Per dimension k, on one line with k's neighbour (a hop touches each once;
     // at d = 12 separate vectors cost two more cache misses per node-step).
     struct link_ends {
@@ -92,7 +94,7 @@ struct alignas(cache_line) node_state {
         void* in = nullptr;  // this ^ 2^k -> this
         link_stats sent;     // direct traffic on `out`
     };
-    owned<link_ends> ends;
+    std::span<link_ends> ends; // d of them, in machine_state
     template <spsc_link L>
     L& out_link(int k) const {
         return *static_cast<L*>(ends[k].out);
@@ -145,7 +147,11 @@ struct machine_state {
     // the nodes spin, most links join nodes that share a core. Set once,
     // before the links are built.
     bool packed_rings = false;
-    std::unique_ptr<node_state[]> nodes;
+    huge_array<node_state> nodes;
+    // What each node_state's spans hold, every node's in one array (a heap
+    // block per node cost a page fault and a TLB miss each at large p).
+    huge_array<node_state::link_ends> ends;
+    huge_array<vclock> send_ports;
     router routes;
     // The nodes this process runs (all of them, or its share of a job that
     // spans processes) and where the others are (backend.hpp).

@@ -65,7 +65,7 @@ public:
         gate_.open();
     }
     void park(node_state& n, std::uint32_t seq) noexcept override {
-        if (int(&n - m_.nodes.get()) != caller_node_) return futex_wait(n.bell, seq);
+        if (int(&n - m_.nodes.data()) != caller_node_) return futex_wait(n.bell, seq);
         // Returns only for a ring (or a signal): a timeout that returned would
         // park again on a new epoch, and the watchdog would never see the
         // machine stay still.

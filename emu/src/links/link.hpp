@@ -29,22 +29,17 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <new>
-#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
-#include <sys/mman.h>
-
 #include <hcube/config.hpp>
-#include <hcube/error.hpp>
 
+#include "../huge_pages.hpp"
 #include "boost_spsc.hpp"
 #include "message.hpp"
 #include "ring.hpp"
@@ -91,59 +86,6 @@ decltype(auto) with_link_type(link_impl which, bool packed, F&& f) {
     return f(std::type_identity<ring>{});
 }
 
-// Zero-filled memory for a machine's links: an anonymous mapping aligned to 2
-// MiB and advised to use transparent huge pages (the kernel's THP setting is
-// often `madvise`, which gives them only to those who ask). It reserves no
-// swap: its pages cost memory only once touched.
-class link_arena {
-public:
-    static constexpr std::size_t huge_page = std::size_t(2) << 20;
-
-    link_arena() = default;
-    explicit link_arena(std::size_t bytes) {
-        if (bytes == 0) return;
-        bytes_ = (bytes + huge_page - 1) / huge_page * huge_page;
-        void* at = mmap(nullptr, bytes_ + huge_page, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (at == MAP_FAILED)
-            throw error("machine: cannot map " + std::to_string(bytes_ >> 20) +
-                        " MiB for the links: " + std::strerror(errno) +
-                        " (lower link_capacity, or raise the address-space limit)");
-        // Keep the aligned part, give back the rest.
-        char* raw = static_cast<char*>(at);
-        char* aligned = reinterpret_cast<char*>(
-            (reinterpret_cast<std::uintptr_t>(raw) + huge_page - 1) & ~(huge_page - 1));
-        if (aligned != raw) munmap(raw, std::size_t(aligned - raw));
-        if (const std::size_t tail = huge_page - std::size_t(aligned - raw); tail > 0)
-            munmap(aligned + bytes_, tail);
-        base_ = aligned;
-        madvise(base_, bytes_, MADV_HUGEPAGE);
-    }
-    link_arena(link_arena&& o) noexcept
-        : base_(std::exchange(o.base_, nullptr))
-        , bytes_(std::exchange(o.bytes_, 0)) {}
-    link_arena& operator=(link_arena&& o) noexcept {
-        if (this != &o) {
-            release();
-            base_ = std::exchange(o.base_, nullptr);
-            bytes_ = std::exchange(o.bytes_, 0);
-        }
-        return *this;
-    }
-    ~link_arena() { release(); }
-
-    char* data() const noexcept { return base_; }
-
-private:
-    void release() noexcept {
-        if (base_) munmap(base_, bytes_);
-        base_ = nullptr;
-        bytes_ = 0;
-    }
-    char* base_ = nullptr;
-    std::size_t bytes_ = 0;
-};
-
 // Every directed link of a machine, all of one implementation, index
 // from * d + k; with a backend of several processes, only those with an end here. The links sit
 // side by side in one arena and their slots in another, plane by plane
@@ -166,8 +108,8 @@ public:
             used += needed(i) ? 1 : 0;
         const std::size_t slots = L::slot_count(capacity);
         const std::size_t planes = std::min(slots, plane_slots), deep = slots - planes;
-        arena_ = link_arena(used * stride);
-        slots_ = link_arena(used * slots * cache_line);
+        arena_ = huge_arena(used * stride, "the links");
+        slots_ = huge_arena(used * slots * cache_line, "the links' slots");
         links_.assign(count, nullptr);
         destroy_ = [](void* l) { static_cast<L*>(l)->~L(); };
         char* at = arena_.data();
@@ -198,7 +140,7 @@ private:
         links_.clear();
     }
 
-    link_arena arena_, slots_;
+    huge_arena arena_, slots_;
     std::vector<void*> links_;
     void (*destroy_)(void*) = nullptr;
 };

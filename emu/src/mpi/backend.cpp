@@ -257,7 +257,7 @@ bool mpi_backend::wait_inline(node_state& s, ready_ref ready, const wait_info& i
         }
         idle.pause();
         if (std::chrono::steady_clock::now() - quiet_since >= m_.cfg.mpi_quiet_limit)
-            comm_.abort(blocked_text() + "\n  node " + std::to_string(&s - m_.nodes.get()) + ": " +
+            comm_.abort(blocked_text() + "\n  node " + std::to_string(&s - m_.nodes.data()) + ": " +
                         describe_wait(m_.cfg.dim, info));
     }
     return true;
