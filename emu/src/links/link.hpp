@@ -35,7 +35,6 @@
 #include <new>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include <hcube/config.hpp>
 
@@ -110,7 +109,7 @@ public:
         const std::size_t planes = std::min(slots, plane_slots), deep = slots - planes;
         arena_ = huge_arena(used * stride, "the links");
         slots_ = huge_arena(used * slots * cache_line, "the links' slots");
-        links_.assign(count, nullptr);
+        links_ = huge_array<void*>(count, "the links' table");
         destroy_ = [](void* l) { static_cast<L*>(l)->~L(); };
         char* at = arena_.data();
         char* const deep_slots = slots_.data() + planes * used * cache_line;
@@ -137,11 +136,11 @@ private:
     void clear() noexcept {
         for (void* l : links_)
             if (l) destroy_(l);
-        links_.clear();
+        links_ = {};
     }
 
     huge_arena arena_, slots_;
-    std::vector<void*> links_;
+    huge_array<void*> links_;
     void (*destroy_)(void*) = nullptr;
 };
 
