@@ -74,11 +74,12 @@ public:
     }
     bool guarded(int i) const noexcept { return i < guarded_; }
 
-    // Before stack i's fiber is made: Boost.Context writes the fiber's record
+    // Before stack i's first fiber is made: Boost.Context writes the fiber's record
     // at the top at once, and one madvise mapping that page costs a fraction
     // of the page fault that write would take (a few against tens of
-    // microseconds on a virtual machine). Kernels before 5.14 refuse it; the
-    // write then faults as before.
+    // microseconds on a virtual machine); the page stays mapped, so later runs
+    // skip the system call. Kernels before 5.14 refuse it; the write then
+    // faults as before.
     void prefault_top(int i) const noexcept {
 #ifdef MADV_POPULATE_WRITE
         const std::size_t page = page_bytes();

@@ -94,6 +94,7 @@ struct alignas(cache_line) worker {
     int first = 0, last = 0;              // its nodes
     int unstarted = 0;                    // the first of them not started in this run
     int unfinished = 0;                   // of them in this run
+    bool stacks_mapped = false;           // its nodes' top stack pages, after a first run
     std::vector<unsigned char> residency; // for the red-zone check (stack_pool)
     std::thread thread;
     fiber_node* current = nullptr;
@@ -272,7 +273,7 @@ private:
     }
 
     void start(fiber_node& f, int i) {
-        stacks_.prefault_top(i);
+        if (!f.owner->stacks_mapped) stacks_.prefault_top(i);
         f.self = ctx::fiber(std::allocator_arg, pooled_stack{stacks_.stack(i)},
                             [this, &f, i](ctx::fiber&& back) {
                                 worker& w = *f.owner;
@@ -381,6 +382,7 @@ private:
                     break;
                 }
             }
+            w.stacks_mapped = true;
         }
 #ifdef HCUBE_TSAN_FIBERS
         for (int i = w.first; i < w.last; ++i)
