@@ -1,9 +1,9 @@
 // Memory on transparent huge pages for what a machine holds per node and per
 // link. Private to emu/src.
 //
-// At d = 20 the nodes' states and links take gigabytes touched in no useful
-// order: on 4 KiB pages nearly every access misses the TLB, and every page's
-// first touch is a fault of its own (a costly one on a virtual machine).
+// At d = 20 the nodes' states and links take gigabytes, and on 4 KiB pages
+// every page's first touch is a fault of its own: tens of microseconds on a
+// virtual machine, where a 2 MiB page costs about what a few small ones do.
 #pragma once
 
 #include <cerrno>
@@ -42,7 +42,7 @@ public:
         void* at = mmap(nullptr, bytes_ + extra, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (at == MAP_FAILED)
-            throw error("machine: cannot map " + std::to_string(bytes_ >> 20) + " MiB for " + what +
+            throw error("machine: cannot map " + std::to_string(bytes_) + " bytes for " + what +
                         ": " + std::strerror(errno) +
                         " (lower the dimension or link_capacity, or raise the "
                         "address-space limit)");
@@ -109,7 +109,6 @@ public:
 
     T* data() const noexcept { return std::launder(reinterpret_cast<T*>(arena_.data())); }
     T& operator[](std::size_t i) const noexcept { return data()[i]; }
-    std::size_t size() const noexcept { return n_; }
     T* begin() const noexcept { return data(); }
     T* end() const noexcept { return data() + n_; }
 
