@@ -248,7 +248,7 @@ bool mpi_backend::wait_inline(node_state& s, ready_ref ready, const wait_info& i
     } flag(inline_waiting_);
     s.waiting_for = info; // for the statuses (a chooser's candidate)
     auto quiet_since = std::chrono::steady_clock::now();
-    for (idle_backoff idle; !ready();) {
+    for (idle_backoff idle(!comm_.oversubscribed()); !ready();) {
         throw_if_cancelled(m_);
         if (progress()) {
             idle.reset();

@@ -19,6 +19,8 @@
 #define OMPI_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include "../sys/barrier.hpp"
+
 namespace hcube::detail::mpi {
 
 // Throws error naming the call when rc is not MPI_SUCCESS.
@@ -26,19 +28,27 @@ void check(int rc, const char* what);
 
 // How a thread waits while it polls MPI: yields first (a partner usually
 // answers within microseconds), then short sleeps, so ranks that outnumber the
-// cores (mpirun --oversubscribe) leave them to the nodes.
+// cores (mpirun --oversubscribe) leave them to the nodes. A thread that has a
+// core of its own (`spin`) first spins, as MPI's own waits do: a yield is a
+// system call, and one per round cost a one-word exchange between two ranks
+// four times its MPI time.
 class idle_backoff {
 public:
+    explicit idle_backoff(bool spin = false) noexcept
+        : spins_(spin ? spins : 0) {}
     void reset() noexcept { rounds_ = 0; }
     void pause() noexcept {
-        if (++rounds_ < yields)
+        if (++rounds_ < spins_)
+            cpu_relax();
+        else if (rounds_ < spins_ + yields)
             std::this_thread::yield();
         else
             std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
 
 private:
-    static constexpr int yields = 200;
+    static constexpr int spins = 20000, yields = 200;
+    int spins_;
     int rounds_ = 0;
 };
 
