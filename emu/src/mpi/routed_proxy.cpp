@@ -45,6 +45,7 @@ std::uint32_t routed_proxy::begin_run() {
     used_.store(false, std::memory_order_relaxed);
     choosing_ = false;
     outbox_.clear(); // what the last run's nodes said after it ended
+    queued_.store(false, std::memory_order_relaxed);
     shadows_.clear();
     early_.clear();
     shipped_ = received_ = 0;
@@ -120,19 +121,20 @@ void routed_proxy::tell_choose(int rank, int node) {
 }
 
 bool routed_proxy::send_outbox() {
+    if (!queued_.load(std::memory_order_acquire)) return false;
     std::vector<routed_out> batch;
     {
         std::lock_guard lock(mu_);
         batch.swap(outbox_);
+        queued_.store(false, std::memory_order_relaxed);
     }
     for (routed_out& o : batch)
         comm_.isend(std::move(o.buffer), o.peer, routed_tag);
     return !batch.empty();
 }
 
-bool routed_proxy::outbox_empty() {
-    std::lock_guard lock(mu_);
-    return outbox_.empty();
+bool routed_proxy::outbox_empty() const {
+    return !queued_.load(std::memory_order_acquire);
 }
 
 bool routed_proxy::receive(const MPI_Status& st) {
@@ -212,6 +214,7 @@ void routed_proxy::queue(routed_header h, const void* data, std::size_t bytes, i
     if (bytes) std::memcpy(buffer.data(), data, bytes);
     std::memcpy(buffer.data() + bytes, &h, sizeof h);
     outbox_.push_back({std::move(buffer), peer});
+    queued_.store(true, std::memory_order_release);
 }
 
 // Rank 0: what its router places for a message whose data went to another

@@ -63,7 +63,7 @@ public:
 
     // progress(): sends what nodes queued; true if there was any.
     bool send_outbox();
-    bool outbox_empty();
+    bool outbox_empty() const;
     // progress(): a routed message arrived (st: its status, routed_tag).
     // False for what moves no node (a past run's traffic).
     bool receive(const MPI_Status& st);
@@ -96,6 +96,9 @@ private:
     std::atomic<bool> used_{false};
     bool choosing_ = false; // progress() only
     std::vector<routed_out> outbox_;
+    // Whether outbox_ holds any: progress() looks at it every round, without
+    // taking mu_.
+    std::atomic<bool> queued_{false};
     std::unordered_map<int, std::list<routed_message>> shadows_; // rank 0, by receiver
     // Placements that came before their data, by (receiver, source, seq);
     // progress() only.
