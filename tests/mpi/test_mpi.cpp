@@ -133,6 +133,44 @@ TEST_CASE("link_capacity 0 and large rendezvous exchanges cross ranks unchanged"
     }
 }
 
+TEST_CASE("a flood across ranks, more than the receives posted ahead, arrives in order") {
+    // 200 messages per link before anyone receives, sizes cycling through
+    // inline (8 B), one message with its header (400 B) and header then
+    // payload (20 KB), on the top dimension, which joins ranks.
+    config c{.dim = 3, .link_capacity = 1000};
+    machine here(c), net(over_mpi(c));
+    constexpr int count = 200;
+    const auto length = [](int j) -> std::size_t {
+        return j % 3 == 0 ? 2 : j % 3 == 1 ? 100 : 5000;
+    };
+    const auto value = [](int from, int j, std::size_t i) {
+        return int(from * 1000003 + j * 5003 + int(i));
+    };
+    std::vector<int> bad(8, -1);
+    const auto program = [&](node& me) {
+        const int k = me.dim() - 1, peer = me.id() ^ (1 << k);
+        for (int j = 0; j < count; ++j) {
+            std::vector<int> out(length(j));
+            for (std::size_t i = 0; i < out.size(); ++i)
+                out[i] = value(me.id(), j, i);
+            me.send(k, std::span<const int>(out));
+        }
+        int first_bad = -1;
+        for (int j = 0; j < count && first_bad < 0; ++j) {
+            std::vector<int> in(length(j));
+            me.recv(k, std::span<int>(in));
+            for (std::size_t i = 0; i < in.size(); ++i)
+                if (in[i] != value(peer, j, i)) first_bad = j;
+        }
+        bad[std::size_t(me.id())] = first_bad;
+    };
+    const run_report want = here.run(program);
+    const run_report got = net.run(program);
+    check_same(got, want);
+    for (int i = 0; i < 8; ++i)
+        if (net.is_local(i)) CHECK_MESSAGE(bad[std::size_t(i)] == -1, "node " << i);
+}
+
 TEST_CASE("over MPI, a message nobody receives is reported on every rank") {
     machine m(over_mpi({.dim = 3}));
     // Node 7 sends to node 6 on dimension 0 (same rank unless 8 ranks), and

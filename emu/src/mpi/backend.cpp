@@ -48,6 +48,7 @@
 #include "comm.hpp"
 #include "gather.hpp"
 #include "link_bridge.hpp"
+#include "posted_receives.hpp"
 #include "quiescence.hpp"
 #include "routed_proxy.hpp"
 #include "wire.hpp"
@@ -66,6 +67,9 @@ using namespace mpi;
 // quiescence waves (a choice, a routed placement) would wait out its rounds.
 constexpr int network_rounds = 2000;
 constexpr auto network_window = std::chrono::microseconds(500);
+// Receives posted ahead for the links' messages; more that come before they
+// are taken wait in MPI's own queue, in order.
+constexpr int posted_depth = 32;
 
 class mpi_backend final : public backend {
 public:
@@ -73,6 +77,7 @@ public:
         : m_(m)
         , comm_(m.cfg.mpi_quiet_limit, [this] { return activity(); })
         , inner_(inner_dims(m, comm_))
+        , posted_(comm_, eager_bytes(m) + sizeof(wire_header), posted_depth)
         , routed_(m, comm_, inner_)
         , waves_(
               m, comm_, [this] { return idle(); },
@@ -101,7 +106,9 @@ public:
         return every != 0;
     }
 
-    void connect() override { links_ = make_link_bridge(m_, comm_, inner_); }
+    void connect() override {
+        links_ = make_link_bridge(m_, comm_, inner_, posted_.capacity() - sizeof(wire_header));
+    }
 
     void begin_run() override {
         run_ = routed_.begin_run();
@@ -181,7 +188,8 @@ private:
     bool wait_inline(node_state& s, ready_ref ready, const wait_info& info);
     bool progress_locked();
     bool receive_all();
-    void receive_data(const MPI_Status& st);
+    void receive_link(const posted_receives::message& msg);
+    void receive_bulk(descriptor& a, std::size_t bytes, int source);
     void receive_cancel(const MPI_Status& st);
     void announce_failure();
     void declare_deadlock();
@@ -204,6 +212,14 @@ private:
         return a;
     }
 
+    // A payload up to the eager limit comes with its header, into a receive
+    // posted ahead (wire.hpp); between 32 B and 64 KiB, so that the posted
+    // buffers stay small whatever the limit.
+    static std::size_t eager_bytes(const machine_state& m) {
+        return std::clamp<std::size_t>(m.cfg.eager_limit, descriptor::inline_capacity,
+                                       std::size_t(64) << 10);
+    }
+
     // The ranks must be a power of two no larger than the machine; then each
     // holds a subcube of log(p / R) dimensions.
     static int inner_dims(const machine_state& m, const comm& c) {
@@ -219,11 +235,11 @@ private:
     std::mutex mu_; // one thread in MPI and in the cross-rank links at a time
     comm comm_;
     int inner_;                          // dimensions inside a rank: log(p / R)
+    posted_receives posted_;             // the links' messages land here
     std::unique_ptr<link_bridge> links_; // built by connect()
     std::size_t ended_ = 0;              // end markers received this run
     std::vector<bool> ended_from_;       // by rank
     std::uint64_t received_ = 0, expected_ = 0;
-    alignas(16) std::byte small_[descriptor::inline_capacity + sizeof(wire_header)];
     bool inline_waiting_ = false; // the caller's node waits (wait_inline)
     std::uint32_t run_ = 0;
     bool announced_ = false;                   // this run's cancellation is told
@@ -373,6 +389,10 @@ bool mpi_backend::progress_locked() {
 
 bool mpi_backend::receive_all() {
     bool moved = false;
+    for (posted_receives::message msg; posted_.next(msg);) {
+        receive_link(msg);
+        moved = true;
+    }
     for (;;) {
         int flag = 0;
         MPI_Status st;
@@ -394,51 +414,67 @@ bool mpi_backend::receive_all() {
             moved = true;
             break;
         default:
-            receive_data(st);
-            moved = true;
+            comm_.abort("a message with the unknown tag " + std::to_string(st.MPI_TAG) +
+                        " from rank " + std::to_string(st.MPI_SOURCE));
         }
     }
 }
 
-void mpi_backend::receive_data(const MPI_Status& st) {
+// A message of the links' communicator, in a posted receive's buffer: a link
+// message (its buffer becomes a heap payload), an ack or an end marker.
+void mpi_backend::receive_link(const posted_receives::message& msg) {
     comm_.count_received();
-    int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    const std::size_t bytes = std::size_t(count) - sizeof(wire_header);
-    // Large payloads land in the heap buffer the receiver will free.
-    const bool heap = bytes > descriptor::inline_capacity;
-    std::byte* at = small_;
-    if (heap) {
-        at = static_cast<std::byte*>(payload_alloc(std::size_t(count)));
-        if (!at) comm_.abort("out of memory for a message of " + std::to_string(bytes) + " bytes");
-    }
-    comm_.receive(at, count, st);
+    const std::size_t bytes = msg.length - sizeof(wire_header);
     wire_header h;
-    std::memcpy(&h, at + bytes, sizeof h);
-    if (h.kind == ack_kind) return links_->acked(h.from, h.dim);
-    if (h.kind == end_kind) {
-        ++ended_;
-        ended_from_[std::size_t(st.MPI_SOURCE)] = true;
-        expected_ += h.sent;
-        return;
-    }
-    ++received_;
+    std::memcpy(&h, msg.buffer + bytes, sizeof h);
     descriptor a;
     a.arrival = {h.arrival_time, h.arrival_steps};
     a.bytes = std::uint32_t(bytes);
     a.type = h.type;
+    const bool heap = h.kind == data_kind && bytes > descriptor::inline_capacity;
     if (heap) {
         a.kind = payload::heap;
-        a.ptr = at;
-    } else {
+        a.ptr = msg.buffer;
+    } else if (h.kind == data_kind) {
         a.kind = payload::inline_bytes;
-        a.store_inline(at, bytes);
+        a.store_inline(msg.buffer, bytes);
     }
+    posted_.repost(!heap);
+    switch (h.kind) {
+    case ack_kind:
+        return links_->acked(h.from, h.dim);
+    case end_kind:
+        ++ended_;
+        ended_from_[std::size_t(msg.source)] = true;
+        expected_ += h.count;
+        return;
+    case bulk_kind:
+        receive_bulk(a, std::size_t(h.count), msg.source);
+        break;
+    }
+    ++received_;
     links_->arrived(h.from ^ (1 << h.dim), h.dim, a);
 }
 
-// A local node threw: every other rank cancels its nodes too. Sent before
-// this rank's end markers, so each rank knows of it before its run ends.
+// A bulk message's payload follows its header (wire.hpp): it is received
+// straight into the buffer that becomes the message's payload.
+void mpi_backend::receive_bulk(descriptor& a, std::size_t bytes, int source) {
+    void* const at = payload_alloc(bytes);
+    if (!at) comm_.abort("out of memory for a message of " + std::to_string(bytes) + " bytes");
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Irecv(at, int(bytes), MPI_BYTE, source, bulk_tag, comm_.links_handle(), &request),
+          "MPI_Irecv");
+    comm_.wait(request, "receiving a large message's payload");
+    comm_.count_received();
+    a.bytes = std::uint32_t(bytes);
+    a.kind = payload::heap;
+    a.ptr = at;
+}
+
+// A local node threw: every other rank cancels its nodes too. It may come
+// after this rank's end markers (they travel with the links' messages): a rank
+// whose nodes all finished meanwhile learns of the failure when the run's
+// failures are gathered (gather.hpp), and drops the late cancel by its run.
 void mpi_backend::announce_failure() {
     if (announced_ || !m_.cancelled.load(std::memory_order_acquire)) return;
     announced_ = true;

@@ -55,6 +55,7 @@ comm::comm(std::chrono::milliseconds quiet_limit, std::function<std::uint64_t()>
     , activity_(std::move(activity)) {
     join_mpi();
     check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &links_), "MPI_Comm_dup");
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &ranks_);
     // The ranks that share this host's memory, against its CPUs online (not
@@ -73,14 +74,24 @@ comm::comm(std::chrono::milliseconds quiet_limit, std::function<std::uint64_t()>
 comm::~comm() {
     int done = 0;
     MPI_Finalized(&done);
-    if (!done) MPI_Comm_free(&comm_);
+    if (done) return;
+    MPI_Comm_free(&links_);
+    MPI_Comm_free(&comm_);
 }
 
 void comm::isend(std::vector<std::byte> buffer, int peer, int tag, bool counted) {
+    isend_on(comm_, std::move(buffer), peer, tag, counted);
+}
+
+void comm::isend_link(std::vector<std::byte> buffer, int peer, int tag) {
+    isend_on(links_, std::move(buffer), peer, tag, true);
+}
+
+void comm::isend_on(MPI_Comm on, std::vector<std::byte> buffer, int peer, int tag, bool counted) {
     if (counted) ++sent_;
     sends_.push_back({std::move(buffer), MPI_REQUEST_NULL});
     send& s = sends_.back();
-    check(MPI_Isend(s.buffer.data(), int(s.buffer.size()), MPI_BYTE, peer, tag, comm_, &s.request),
+    check(MPI_Isend(s.buffer.data(), int(s.buffer.size()), MPI_BYTE, peer, tag, on, &s.request),
           "MPI_Isend");
 }
 
@@ -134,7 +145,7 @@ void comm::allgatherv(const void* mine, int bytes, void* all, const int* sizes, 
 
 void comm::wait(MPI_Request& request, const char* stage) {
     const auto start = std::chrono::steady_clock::now();
-    for (idle_backoff idle; !completed(request);) {
+    for (idle_backoff idle(!oversubscribed_); !completed(request);) {
         if (answer_pings()) {
             idle.reset();
             continue;

@@ -28,10 +28,10 @@ void check(int rc, const char* what);
 
 // How a thread waits while it polls MPI: yields first (a partner usually
 // answers within microseconds), then short sleeps, so ranks that outnumber the
-// cores (mpirun --oversubscribe) leave them to the nodes. A thread that has a
-// core of its own (`spin`) first spins, as MPI's own waits do: a yield is a
-// system call, and one per round cost a one-word exchange between two ranks
-// four times its MPI time.
+// cores (mpirun --oversubscribe) leave them to the nodes. Where they do not
+// (`spin`), it first spins, as MPI's own waits do: a yield is a system call,
+// and one per round made a one-word exchange between two ranks three times
+// slower.
 class idle_backoff {
 public:
     explicit idle_backoff(bool spin = false) noexcept
@@ -67,10 +67,15 @@ public:
     // Whether some host runs more of the job's ranks than it has CPUs.
     bool oversubscribed() const noexcept { return oversubscribed_; }
     MPI_Comm handle() const noexcept { return comm_; }
+    // The links' messages travel on a communicator of their own, so that a
+    // probe for anything else never sees them (posted_receives.hpp).
+    MPI_Comm links_handle() const noexcept { return links_; }
 
     // Sends `buffer` (kept until the send completes). Counted sends are this
     // rank's activity; liveness and wave messages are not.
     void isend(std::vector<std::byte> buffer, int peer, int tag, bool counted = true);
+    // The same on the links' communicator (counted).
+    void isend_link(std::vector<std::byte> buffer, int peer, int tag);
     // Forgets the completed sends, in order; with `all`, waits for every one.
     void retire_sends(bool all);
     // A message of `count` bytes from st's source and tag into `at`.
@@ -120,7 +125,9 @@ private:
 
     std::chrono::milliseconds quiet_limit_;
     std::function<std::uint64_t()> activity_;
-    MPI_Comm comm_ = MPI_COMM_NULL;
+    void isend_on(MPI_Comm on, std::vector<std::byte> buffer, int peer, int tag, bool counted);
+
+    MPI_Comm comm_ = MPI_COMM_NULL, links_ = MPI_COMM_NULL;
     int rank_ = 0, ranks_ = 1;
     bool oversubscribed_ = false;
     std::deque<send> sends_;

@@ -13,10 +13,11 @@ namespace {
 template <spsc_link L>
 class bridge final : public link_bridge {
 public:
-    bridge(machine_state& m, comm& c, int inner)
+    bridge(machine_state& m, comm& c, int inner, std::size_t eager_bytes)
         : m_(m)
         , comm_(c)
         , inner_(inner)
+        , eager_bytes_(eager_bytes)
         , synchronous_(m.cfg.link_capacity == 0) {
         sent_to.assign(std::size_t(c.ranks()), 0);
         for (int i = m.local_begin; i < m.local_end; ++i)
@@ -116,22 +117,35 @@ private:
     int peer_of(int node, int dim) const { return (node ^ (1 << dim)) >> inner_; }
 
     // Sends the front message, its payload copied out first (a borrowed
-    // buffer may be reused once the front is popped). A buffered link pops it
-    // at once; a synchronous one when the receiver has taken it (acked), as
+    // buffer may be reused once the front is popped): with its header, or
+    // after it when larger than eager_bytes_ (wire.hpp). A buffered link pops
+    // it at once; a synchronous one when the receiver has taken it (acked), as
     // one process's send completes only then.
     void ship(out_link& o) {
         const descriptor& d = o.link->front();
-        std::vector<std::byte> buffer(d.bytes + sizeof(wire_header));
+        const bool bulk = d.bytes > eager_bytes_;
+        std::vector<std::byte> buffer(d.bytes + (bulk ? 0 : sizeof(wire_header)));
         if (!copy_payload(*o.link, d, buffer.data(), m_.cancelled))
             return; // the run is over; settle.hpp drains the link
-        const wire_header h{data_kind, o.node, o.dim, d.type, d.arrival.time, d.arrival.steps, 0};
+        const wire_header h{bulk ? bulk_kind : data_kind,
+                            o.node,
+                            o.dim,
+                            d.type,
+                            d.arrival.time,
+                            d.arrival.steps,
+                            bulk ? d.bytes : 0};
         if (synchronous_)
             o.shipped = true;
         else
             release(o, d);
         const int peer = peer_of(o.node, o.dim);
         ++sent_to[std::size_t(peer)];
-        post(comm_, std::move(buffer), h, peer);
+        if (bulk) {
+            post(comm_, std::vector<std::byte>(sizeof h), h, peer);
+            comm_.isend_link(std::move(buffer), peer, bulk_tag);
+        } else {
+            post(comm_, std::move(buffer), h, peer);
+        }
     }
 
     // Pops the front message `d`, which has gone: the sender may go on.
@@ -151,6 +165,7 @@ private:
     machine_state& m_;
     comm& comm_;
     int inner_;
+    std::size_t eager_bytes_;
     bool synchronous_; // link capacity 0
     std::vector<out_link> outgoing_;
     std::vector<in_link> incoming_; // by (receiver, dim)
@@ -158,9 +173,10 @@ private:
 
 } // namespace
 
-std::unique_ptr<link_bridge> make_link_bridge(machine_state& m, comm& c, int inner) {
+std::unique_ptr<link_bridge> make_link_bridge(machine_state& m, comm& c, int inner,
+                                              std::size_t eager_bytes) {
     return m.with_links([&]<class L>(std::type_identity<L>) -> std::unique_ptr<link_bridge> {
-        return std::make_unique<bridge<L>>(m, c, inner);
+        return std::make_unique<bridge<L>>(m, c, inner, eager_bytes);
     });
 }
 

@@ -15,10 +15,11 @@
 
 namespace hcube::detail::mpi {
 
-// Sends `buffer` (its last bytes reserved for the header) as one data message.
+// Sends `buffer` (its last bytes reserved for the header) as one message on
+// the links' communicator.
 inline void post(comm& c, std::vector<std::byte> buffer, const wire_header& h, int peer) {
     std::memcpy(buffer.data() + buffer.size() - sizeof h, &h, sizeof h);
-    c.isend(std::move(buffer), peer, data_tag);
+    c.isend_link(std::move(buffer), peer, data_tag);
 }
 
 class link_bridge {
@@ -45,7 +46,8 @@ public:
 };
 
 // The bridge for the machine's links (built), dimensions >= inner crossing
-// ranks.
-std::unique_ptr<link_bridge> make_link_bridge(machine_state& m, comm& c, int inner);
+// ranks; payloads up to `eager_bytes` go in one message with their header.
+std::unique_ptr<link_bridge> make_link_bridge(machine_state& m, comm& c, int inner,
+                                              std::size_t eager_bytes);
 
 } // namespace hcube::detail::mpi

@@ -3,12 +3,19 @@
 //
 // MPI keeps the order of messages between two ranks on one communicator (a
 // receive of any tag matches them in the order sent), so a link's messages
-// arrive in FIFO order, a rank's end-of-run marker arrives after everything
-// it sent in that run, and one node's routed sends and bounds reach rank 0 in
-// program order. One MPI message per hcube message, payload then header, so a
-// received buffer becomes the receiver's heap payload without another copy:
+// arrive in FIFO order, a rank's end-of-run marker arrives after every link
+// message it sent in that run, and one node's routed sends and bounds reach
+// rank 0 in program order. The links' messages (and the end markers) travel
+// on a communicator of their own,
+// into receives posted ahead (posted_receives.hpp). A message that fits such a
+// receive is one MPI message, payload then header, so the received buffer
+// becomes the receiver's heap payload without another copy; a larger one is
+// its header (bulk) and then its payload, which the receiver takes as soon as
+// the header is in, into the buffer that becomes its payload:
 //
-//   [ payload bytes ... | header ]
+//   fits       data_tag  [ payload bytes ... | header ]
+//   larger     data_tag  [ header (bulk, count = payload bytes) ]
+//              bulk_tag  [ payload bytes ... ]
 #pragma once
 
 #include <cstddef>
@@ -21,7 +28,9 @@
 
 namespace hcube::detail::mpi {
 
-constexpr int data_tag = 7; // link messages, acks and end markers, in order
+// On the links' communicator: link messages, acks and end markers, in
+// order; a bulk message's payload, right after its header.
+constexpr int data_tag = 7, bulk_tag = 13;
 
 struct wire_header {
     std::int32_t kind; // data, end or ack
@@ -30,10 +39,12 @@ struct wire_header {
     std::uint32_t type;
     double arrival_time; // the sender's vclock of the last word's arrival
     std::int64_t arrival_steps;
-    std::uint64_t sent; // end: data messages this rank sent to the receiver
+    std::uint64_t count; // end: data messages this rank sent to the receiver;
+                         // bulk: the payload's bytes
 };
 // ack: with link capacity 0, the receiver took the message (link_bridge.hpp).
-enum : std::int32_t { data_kind = 1, end_kind = 2, ack_kind = 3 };
+// bulk: a data message whose payload follows on bulk_tag.
+enum : std::int32_t { data_kind = 1, end_kind = 2, ack_kind = 3, bulk_kind = 4 };
 
 constexpr int routed_tag = 8; // routed traffic: a routed_header
 // Liveness, when a wait has stalled: a ping is answered with a pong by
