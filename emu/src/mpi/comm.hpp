@@ -122,11 +122,10 @@ private:
     static bool completed(MPI_Request& request);
     bool answer_pings();
     liveness take(const MPI_Status& st);
+    void isend_on(MPI_Comm on, std::vector<std::byte> buffer, int peer, int tag, bool counted);
 
     std::chrono::milliseconds quiet_limit_;
     std::function<std::uint64_t()> activity_;
-    void isend_on(MPI_Comm on, std::vector<std::byte> buffer, int peer, int tag, bool counted);
-
     MPI_Comm comm_ = MPI_COMM_NULL, links_ = MPI_COMM_NULL;
     int rank_ = 0, ranks_ = 1;
     bool oversubscribed_ = false;
