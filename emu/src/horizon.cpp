@@ -7,19 +7,25 @@
 namespace hcube::detail {
 
 void about_to_park(machine_state& m, node_state& s) {
-    if (m.choosing.load(std::memory_order_relaxed))
-        s.next_send.store(next_send_bound(s).time, std::memory_order_release);
+    // Even before anyone chooses: a node parked since then has no later park
+    // to publish it, and a choice proved with some bounds and not with others
+    // would depend on which parks came first (release_proved_choices).
+    s.next_send.store(next_send_bound(s).time, std::memory_order_release);
     if (routed_in_use(m)) publish_routed_bound(m, s, nullptr);
 }
 
-int choose_source(machine_state& m, node_state& s, int id) {
+namespace {
+
+// Node s's least placed routed message (`best`), and whether no other source
+// can still bring an earlier one.
+bool least_source(machine_state& m, node_state& s, int id, choice& best) {
     // Bounds before the inbox, as choose_link: a sender submits its message to
     // the router only after putting it in the inbox, so a message sent after
     // the bound read here was placed is seen below, and one sent later starts
     // no earlier than that bound.
     int other_node = -1;
     const double other_time = m.world->least_other_bound(id, other_node);
-    choice best, unplaced;
+    choice unplaced;
     {
         std::lock_guard lock(s.routed_mu);
         s.routed_in.for_each_head([&](const routed_message& msg) {
@@ -29,11 +35,39 @@ int choose_source(machine_state& m, node_state& s, int id) {
                 unplaced = std::min(unplaced, choice{(msg.wanted + msg.duration).time, msg.source});
         });
     }
+    return best < unplaced && best < choice{other_time + least_duration(m), other_node};
+}
+
+} // namespace
+
+int choose_source(machine_state& m, node_state& s, int id) {
+    choice best;
+    const bool least = least_source(m, s, id, best);
     s.pending_choice.store(best);
     if (best.from < 0) return -1;
     if (take_forced(s)) return decided(s, best.from);
-    if (!(best < unplaced)) return -1;
-    return best < choice{other_time + least_duration(m), other_node} ? decided(s, best.from) : -1;
+    return least ? decided(s, best.from) : -1;
+}
+
+bool release_proved_choices(machine_state& m) {
+    // One at a time, while nobody runs: a chooser told while it ran (a message
+    // from another one just released could wake it) might take that word for
+    // its next choice.
+    for (int i = m.local_begin; i < m.local_end; ++i) {
+        node_state& n = m.nodes[i];
+        if (n.done.load(std::memory_order_acquire)) continue;
+        const choice c = n.pending_choice.load();
+        if (c.from < 0) continue;
+        choice best;
+        if (n.waiting_for.kind == wait_info::recv_any
+                ? least_of_open(c, n.pending_choice.open(),
+                                [&](int j) { return earliest_from(m, i ^ (1 << j)); })
+                : least_source(m, n, i, best)) {
+            force_choice(m, n);
+            return true;
+        }
+    }
+    return false;
 }
 
 int least_chooser(const machine_state& m) {
@@ -59,11 +93,15 @@ void force_choice(machine_state& m, node_state& n) {
 // If every unfinished local node is really parked (none rung on its way down),
 // lent payloads are copied into their messages first (release_loans), so
 // their lenders go on as if the messages had been buffered. Then no bound can
-// rise any more: the least chooser is told to take its candidate, or, when a
-// routed message wants to start before that candidate's arrival, the router
-// places its next message anyway (router.hpp), until a placement wakes
-// someone or nothing is left. A backend of several processes decides the same
-// way once every process is idle (backend.hpp, all_nodes_here).
+// rise any more: the choosers whose candidates the bounds now prove least are
+// told to take them; if none is, the least chooser is told to take its
+// candidate, or, when a routed message wants to start before that
+// candidate's arrival, the router places its next message anyway
+// (router.hpp), until a placement wakes someone or nothing is left. A backend
+// of several processes decides the same way once every process is idle
+// (backend.hpp, all_nodes_here): another process's message may wake a chooser
+// here at any time, and one told while it runs might take the word for its
+// next choice.
 void last_parked(machine_state& m) {
     const auto all_parked = [&] {
         for (int i = m.local_begin; i < m.local_end; ++i)
@@ -82,6 +120,7 @@ void last_parked(machine_state& m) {
     thread_local std::vector<int> woken;
     while (all_parked()) {
         if (release_loans(m)) continue;
+        if (choosing && release_proved_choices(m)) return;
         if (const int who = choosing ? least_chooser(m) : -1;
             who >= 0 && !m.routes.pending_before(m.nodes[who].pending_choice.load().arrival)) {
             return force_choice(m, m.nodes[who]);

@@ -8,8 +8,9 @@
 // (router.hpp), and the two share one lower bound per node:
 //
 //   next_send   no send of this node starts before it: max(clock, earliest
-//               free send port), published as the node parks; +infinity once
-//               it finished. Clocks only grow, so a stale bound is a bound.
+//               free send port), published whenever the node parks, so all
+//               are current once all are parked; +infinity once it finished.
+//               Clocks only grow, so a stale bound is a bound.
 //
 // A message on an empty link j can arrive no earlier than next_send of j's
 // sender plus t_s (the least duration of any message), and a routed message
@@ -18,17 +19,24 @@
 //
 // Otherwise it parks with its candidate published. A rising bound does not
 // wake it: when every local node is parked, no bound can rise any more, and
-// the node that parked last decides (last_parked) for the chooser with the
-// least candidate (then the lower node id), unless a routed message that
-// wants to start earlier is still unplaced (the router places that first).
-// Any message sent after that decision starts no earlier than the decided
-// arrival, so the decisions are those of the program alone.
+// the node that parked last (last_parked) first tells a chooser whose
+// candidate the bounds now prove least to take it. Only when none is proved
+// does it decide for the chooser with the least candidate (then the lower
+// node id), unless a routed message that wants to start earlier is still
+// unplaced (the router places that first). Proved choices are the program's
+// own whenever they are made, so every run reaches the same all-parked
+// states; a forced choice is made only there, so the decisions are those of
+// the program alone, even when a sender blocked on a full link could still
+// send an earlier message (then the forced one is not least, but the same in
+// every run).
 //
 //   choose: bounds, then links --safe--> take
 //                              \--not yet--> publish candidate, park
-//   last_parked: all parked --> least candidate forced --> its node takes it
+//   last_parked: all parked --> one proved now? --> it takes its own
+//                                        \--none--> least forced --> it takes it
 #pragma once
 
+#include <bit>
 #include <limits>
 
 #include "state.hpp"
@@ -45,9 +53,9 @@ inline vclock next_send_bound(const node_state& s) noexcept {
     return max(s.clock, port);
 }
 
-// The first choice of a run: from now on parking nodes publish next_send
-// (and a backend of several processes decides for the job's choosers when
-// all are idle).
+// The first choice of a run: from now on the last node to park decides for
+// choosers (and a backend of several processes decides for the job's
+// choosers when all are idle).
 inline void begin_choosing(machine_state& m) {
     if (m.choosing.load(std::memory_order_relaxed)) return;
     m.choosing.store(true, std::memory_order_relaxed);
@@ -90,9 +98,23 @@ inline int decided(node_state& s, int from) {
     return from;
 }
 
+// Whether `best` is the least message a recv_any can still get: no link in
+// `open` (bit j: link j was empty, later messages on the others come after
+// their first) can bring an earlier one. `earliest(j)`: no message on link j
+// arrives before it (earliest_from).
+template <class Earliest>
+bool least_of_open(choice best, std::uint32_t open, Earliest earliest) {
+    static_assert(max_dim <= 32);
+    for (; open != 0; open &= open - 1) {
+        const int j = std::countr_zero(open);
+        if (!(best < choice{earliest(j), j})) return false;
+    }
+    return true;
+}
+
 // recv_any's decision: the link to take from now, or -1 (then its candidate
-// is published in s.pending_choice). `arrival_on(j)`: the virtual arrival
-// time of link j's first message, +infinity while it is empty.
+// and open links are published in s.pending_choice). `arrival_on(j)`: the
+// virtual arrival time of link j's first message, +infinity while it is empty.
 template <class ArrivalOn>
 int choose_link(machine_state& m, node_state& s, int id, ArrivalOn arrival_on) {
     const int d = m.cfg.dim;
@@ -102,23 +124,28 @@ int choose_link(machine_state& m, node_state& s, int id, ArrivalOn arrival_on) {
     for (int j = 0; j < d; ++j)
         earliest[j] = earliest_from(m, id ^ (1 << j));
     choice best;
+    std::uint32_t open = 0;
     for (int j = 0; j < d; ++j) {
         const double a = arrival_on(j);
-        if (a != std::numeric_limits<double>::infinity()) {
+        if (a != std::numeric_limits<double>::infinity())
             best = std::min(best, choice{a, j});
-            earliest[j] = std::numeric_limits<double>::infinity(); // later ones come after it
-        }
+        else
+            open |= 1u << j;
     }
-    s.pending_choice.store(best);
+    s.pending_choice.store(best, open);
     if (best.from < 0) return -1;
-    if (!take_forced(s))
-        for (int j = 0; j < d; ++j)
-            if (!(best < choice{earliest[j], j})) return -1;
+    if (!take_forced(s) && !least_of_open(best, open, [&](int j) { return earliest[j]; }))
+        return -1;
     return decided(s, best.from);
 }
 
 // recv_routed from any_source's decision: the source to take from now, or -1
 // (then its candidate is published in s.pending_choice).
 int choose_source(machine_state& m, node_state& s, int id);
+
+// Tells the first local chooser whose candidate the bounds now prove least to
+// take it; false if none is. Only while every local node is parked
+// (last_parked).
+bool release_proved_choices(machine_state& m);
 
 } // namespace hcube::detail

@@ -159,11 +159,12 @@ struct machine_state {
     bool is_local(int node) const noexcept { return node >= local_begin && node < local_end; }
     std::unique_ptr<backend> world;
     bool polls = false; // world's traits: nodes move its messages
-    // Some node chose among sources this run: parking nodes publish their
-    // next_send, and the last to park may decide a choice (horizon.hpp).
+    // Some node chose among sources this run: the last to park may decide a
+    // choice (horizon.hpp).
     std::atomic<bool> choosing{false};
     // One last_parked at a time: a node its decision wakes can park again and
-    // be last too, while the first still reads the choosers' candidates.
+    // be last too, while the first still reads the choosers' candidates (and a
+    // chooser told twice for one candidate would take its next one unproved).
     std::mutex deciding;
     // Lent payloads not yet returned, of all local nodes (release_loans).
     std::atomic<std::int64_t> loans_out{0};

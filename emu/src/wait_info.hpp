@@ -81,17 +81,22 @@ struct choice {
 // matters. So relaxed atomics suffice, and a torn pair is never used.
 class published_choice {
 public:
-    void store(choice c) noexcept {
+    // `open`: for recv_any, the links that were empty (bit j: link j), whose
+    // senders could still bring an earlier message.
+    void store(choice c, std::uint32_t open = 0) noexcept {
         arrival_.store(c.arrival, std::memory_order_relaxed);
         from_.store(c.from, std::memory_order_relaxed);
+        open_.store(open, std::memory_order_relaxed);
     }
     choice load() const noexcept {
         return {arrival_.load(std::memory_order_relaxed), from_.load(std::memory_order_relaxed)};
     }
+    std::uint32_t open() const noexcept { return open_.load(std::memory_order_relaxed); }
 
 private:
     std::atomic<double> arrival_{std::numeric_limits<double>::infinity()};
     std::atomic<int> from_{-1};
+    std::atomic<std::uint32_t> open_{0};
 };
 
 // What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").

@@ -179,7 +179,7 @@ inline std::vector<user_program> user_programs() {
          [](node& me, node_logs& log) { master_worker_links(me, log, 24); }},
         {"master/worker with recv_any, d = 5, 40 tasks", 5,
          [](node& me, node_logs& log) { master_worker_links(me, log, 40); }},
-        {"merging pipeline with recv_any, d = 4, 6 messages a link", 4,
+        {"merging pipeline with recv_any, d = 6, 6 messages a link", 6,
          [](node& me, node_logs& log) { merging_pipeline(me, log, 6); }},
         {"routed random permutations, d = 4, 5 rounds", 4,
          [](node& me, node_logs& log) { routed_permutations(me, log, 5); }},
