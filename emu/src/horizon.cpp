@@ -93,11 +93,11 @@ void force_choice(machine_state& m, node_state& n) {
 // If every unfinished local node is really parked (none rung on its way down),
 // lent payloads are copied into their messages first (release_loans), so
 // their lenders go on as if the messages had been buffered. Then no bound can
-// rise any more: the choosers whose candidates the bounds now prove least are
-// told to take them; if none is, the least chooser is told to take its
-// candidate, or, when a routed message wants to start before that
-// candidate's arrival, the router places its next message anyway
-// (router.hpp), until a placement wakes someone or nothing is left. A backend
+// rise any more: a chooser whose candidate the bounds now prove least is told
+// to take it; if none is, the least chooser is told to take its candidate,
+// or, when a routed message wants to start before that candidate's arrival,
+// the router places its next message anyway (router.hpp), until a placement
+// wakes someone or nothing is left. A backend
 // of several processes decides the same way once every process is idle
 // (backend.hpp, all_nodes_here): another process's message may wake a chooser
 // here at any time, and one told while it runs might take the word for its
