@@ -25,7 +25,17 @@ void quiescence::begin_run(std::uint32_t run) {
 void quiescence::receive(const MPI_Status& st) {
     wave_message w;
     comm_.receive(&w, sizeof w, st);
-    if (w.run != run_) return; // a past run's
+    if (w.run != run_) {
+        // Rank 0 is a run ahead (this rank still waits for an end marker) or
+        // behind (it is finishing the last): not idle for that wave, which
+        // would otherwise wait for this answer for good.
+        if (w.kind == probe_kind) {
+            const wave_message busy{status_kind, w.run, w.wave, comm_.rank(), 0, 0, 0, -1, 0,
+                                    0,           0,     0};
+            comm_.isend(bytes_of(busy), 0, wave_tag, false);
+        }
+        return;
+    }
     if (w.kind == probe_kind)
         comm_.isend(bytes_of(status_now(w.wave)), 0, wave_tag, false);
     else
