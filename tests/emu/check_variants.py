@@ -5,7 +5,7 @@ usage: check_variants.py CONFIG_HPP TESTS_MESON_BUILD
 
 Reads the rows of executor_policies and link_policies (config.hpp; the first
 row is the default) and checks that tests/meson.build has a variant
-(runtime_variants, emu_variants) that runs the suites under each other row's
+(emu_variants) that runs the suites under each other row's
 name through its environment variable.
 """
 import re

@@ -190,7 +190,7 @@ TEST_CASE("element type mismatch is reported") {
 namespace {
 
 template <std::size_t N>
-struct blob {
+struct wide {
     unsigned char b[N];
 };
 
@@ -243,14 +243,14 @@ TEST_CASE("an element of 65537 bytes is not 65537 elements of one byte") {
     // With 16-bit element sizes, 65537 wrapped to 1 and this receive passed.
     machine m(cfg(2));
     for (int how = 0; how < 7; ++how) {
-        const std::string what = mismatch<blob<65537>, unsigned char>(m, how);
-        CHECK_MESSAGE(what.find("message was sent as (anonymous namespace)::blob<65537ul> "
+        const std::string what = mismatch<wide<65537>, unsigned char>(m, how);
+        CHECK_MESSAGE(what.find("message was sent as (anonymous namespace)::wide<65537ul> "
                                 "(65537-byte elements), received as unsigned char (1-byte "
                                 "elements)") != std::string::npos,
                       "how = " << how << ": " << what);
     }
     // 70000 once read as 4464.
-    CHECK(mismatch<blob<70000>, int>(m, 0, 2).find("blob<70000ul> (70000-byte elements), "
+    CHECK(mismatch<wide<70000>, int>(m, 0, 2).find("wide<70000ul> (70000-byte elements), "
                                                    "received as int (4-byte elements)") !=
           std::string::npos);
     check_usable(m);
