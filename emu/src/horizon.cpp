@@ -43,7 +43,7 @@ bool least_source(machine_state& m, node_state& s, int id, choice& best) {
 int choose_source(machine_state& m, node_state& s, int id) {
     choice best;
     const bool least = least_source(m, s, id, best);
-    s.pending_choice.store(best);
+    s.pending_choice.store(best, 0, true);
     if (best.from < 0) return -1;
     if (take_forced(s)) return decided(s, best.from);
     return least ? decided(s, best.from) : -1;
@@ -56,14 +56,17 @@ bool release_proved_choices(machine_state& m) {
     for (int i = m.local_begin; i < m.local_end; ++i) {
         node_state& n = m.nodes[i];
         if (n.done.load(std::memory_order_acquire)) continue;
+        // The number before the candidate: a node that decides meanwhile
+        // makes it a past choice's.
+        const std::uint64_t number = n.pending_choice.number();
         const choice c = n.pending_choice.load();
         if (c.from < 0) continue;
         choice best;
-        if (n.waiting_for.kind == wait_info::recv_any
+        if (!n.pending_choice.by_source()
                 ? least_of_open(c, n.pending_choice.open(),
                                 [&](int j) { return earliest_from(m, i ^ (1 << j)); })
                 : least_source(m, n, i, best)) {
-            force_choice(m, n);
+            force_choice(m, n, number);
             return true;
         }
     }
@@ -84,9 +87,9 @@ int least_chooser(const machine_state& m) {
     return who;
 }
 
-void force_choice(machine_state& m, node_state& n) {
+void force_choice(machine_state& m, node_state& n, std::uint64_t number) {
     // Seen by the chooser before or with the ring that wakes it.
-    n.forced.store(true, std::memory_order_seq_cst);
+    n.forced.store(number, std::memory_order_seq_cst);
     wake(m, n);
 }
 

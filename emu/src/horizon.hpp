@@ -66,8 +66,12 @@ inline void begin_choosing(machine_state& m) {
 // while every local node is parked, finished or waiting in the backend
 // (backend::caller_runs_node).
 int least_chooser(const machine_state& m);
-// Tells node n to take its candidate (it is waiting to choose).
-void force_choice(machine_state& m, node_state& n);
+// Tells node n to take its candidate of choice `number` (it is waiting to
+// choose; a word for a choice it has made by itself meanwhile is ignored).
+void force_choice(machine_state& m, node_state& n, std::uint64_t number);
+inline void force_choice(machine_state& m, node_state& n) {
+    force_choice(m, n, n.pending_choice.number());
+}
 
 // The least virtual duration of any message: a lookahead of t_s.
 inline double least_duration(const machine_state& m) noexcept {
@@ -83,18 +87,18 @@ inline double earliest_from(const machine_state& m, int from) noexcept {
     return bound + least_duration(m);
 }
 
-// Takes the decision a forced chooser was given (last_parked), if any.
-inline bool take_forced(node_state& s) noexcept {
-    if (!s.forced.load(std::memory_order_seq_cst)) return false;
-    s.forced.store(false, std::memory_order_relaxed);
-    return true;
+// Whether the last node to park told this chooser to take its candidate
+// (last_parked) for the choice it is making now.
+inline bool take_forced(const node_state& s) noexcept {
+    return s.forced.load(std::memory_order_seq_cst) == s.pending_choice.number();
 }
 
 // A choice is made: no candidate is left published, so a published one
 // always belongs to a node still choosing (least_chooser reads no other
-// state of a node that may be running).
+// state of a node that may be running), and a word to take it that comes
+// later names a past choice.
 inline int decided(node_state& s, int from) {
-    s.pending_choice.store({});
+    s.pending_choice.next();
     return from;
 }
 

@@ -215,7 +215,7 @@ void reset(machine_state& m) {
         s.routed_told_seq = 0;
         s.next_send.store(0, std::memory_order_relaxed);
         s.pending_choice.store({});
-        s.forced.store(false, std::memory_order_relaxed);
+        s.forced.store(node_state::no_choice, std::memory_order_relaxed);
         s.parked.store(false, std::memory_order_relaxed);
         s.done.store(false, std::memory_order_relaxed);
     }
