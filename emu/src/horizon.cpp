@@ -43,9 +43,9 @@ bool least_source(machine_state& m, node_state& s, int id, choice& best) {
 int choose_source(machine_state& m, node_state& s, int id) {
     choice best;
     const bool least = least_source(m, s, id, best);
-    s.pending_choice.store(best, 0, true);
+    s.pending_choice.store_source(best);
     if (best.from < 0) return -1;
-    if (take_forced(s)) return decided(s, best.from);
+    if (s.pending_choice.told()) return decided(s, best.from);
     return least ? decided(s, best.from) : -1;
 }
 
@@ -88,8 +88,7 @@ int least_chooser(const machine_state& m) {
 }
 
 void force_choice(machine_state& m, node_state& n, std::uint64_t number) {
-    // Seen by the chooser before or with the ring that wakes it.
-    n.forced.store(number, std::memory_order_seq_cst);
+    n.pending_choice.tell(number);
     wake(m, n);
 }
 

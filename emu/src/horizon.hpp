@@ -87,16 +87,9 @@ inline double earliest_from(const machine_state& m, int from) noexcept {
     return bound + least_duration(m);
 }
 
-// Whether the last node to park told this chooser to take its candidate
-// (last_parked) for the choice it is making now.
-inline bool take_forced(const node_state& s) noexcept {
-    return s.forced.load(std::memory_order_seq_cst) == s.pending_choice.number();
-}
-
 // A choice is made: no candidate is left published, so a published one
 // always belongs to a node still choosing (least_chooser reads no other
-// state of a node that may be running), and a word to take it that comes
-// later names a past choice.
+// state of a node that may be running), and a late word names a past choice.
 inline int decided(node_state& s, int from) {
     s.pending_choice.next();
     return from;
@@ -136,9 +129,9 @@ int choose_link(machine_state& m, node_state& s, int id, ArrivalOn arrival_on) {
         else
             open |= 1u << j;
     }
-    s.pending_choice.store(best, open);
+    s.pending_choice.store_link(best, open);
     if (best.from < 0) return -1;
-    if (!take_forced(s) && !least_of_open(best, open, [&](int j) { return earliest[j]; }))
+    if (!s.pending_choice.told() && !least_of_open(best, open, [&](int j) { return earliest[j]; }))
         return -1;
     return decided(s, best.from);
 }

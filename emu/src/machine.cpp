@@ -214,8 +214,7 @@ void reset(machine_state& m) {
         s.routed_told = {-1, -1};
         s.routed_told_seq = 0;
         s.next_send.store(0, std::memory_order_relaxed);
-        s.pending_choice.store({});
-        s.forced.store(node_state::no_choice, std::memory_order_relaxed);
+        s.pending_choice.reset();
         s.parked.store(false, std::memory_order_relaxed);
         s.done.store(false, std::memory_order_relaxed);
     }

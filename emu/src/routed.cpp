@@ -264,7 +264,7 @@ int await_any_source(machine_state& m, node_state& s, int id, std::size_t expect
         const auto seen = inbox_census(s);
         if (const int source = choose_source(m, s, id); source >= 0) return source;
         if (routed_in_use(m)) publish_routed_bound(m, s, nullptr);
-        wait_until(m, s, [&] { return take_forced(s) || inbox_census(s) != seen; },
+        wait_until(m, s, [&] { return s.pending_choice.told() || inbox_census(s) != seen; },
                    {wait_info::routed_any, -1, -1, expect, exact});
     }
 }

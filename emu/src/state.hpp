@@ -123,11 +123,8 @@ struct alignas(cache_line) node_state {
 
     // While it waits to choose among sources (recv_any, recv_routed from
     // any_source): the message it would take now, published before it parks,
-    // and the number of the choice the last node to park told it to take
-    // (horizon.hpp; no_choice if none).
+    // and whether the last node to park told it to take that one (horizon.hpp).
     published_choice pending_choice;
-    static constexpr std::uint64_t no_choice = ~std::uint64_t{0};
-    std::atomic<std::uint64_t> forced{no_choice};
 
     // Routed messages addressed to this node, by source, in send order.
     std::mutex routed_mu;

@@ -75,47 +75,64 @@ struct choice {
     }
 };
 
-// A chooser's candidate as others read it: written by its node only, read by
-// the last node to park while the chooser is parked (its parked flag orders
-// the two), or while it is briefly awake: a cancelled run, when the reading
-// no longer matters, or the caller's node woken by its executor's timer,
-// which publishes the same candidate again or decides (then the choice's
-// number tells a late word apart). So relaxed atomics suffice.
+// A chooser's candidate as others read it, and the word the last node to
+// park gives it to take that candidate (horizon.hpp). The candidate is
+// written by its node only, read while the chooser is parked (its parked flag
+// orders the two) or briefly awake: a cancelled run, when the reading no
+// longer matters, or the caller's node woken by its executor's timer, which
+// publishes the same candidate again or decides. The word names the choice
+// by its number, so one that comes after the node decided by itself never
+// decides its next choice. So relaxed atomics suffice for the candidate.
 class published_choice {
 public:
-    // `open`: for recv_any, the links that were empty (bit j: link j), whose
-    // senders could still bring an earlier message; `by_source`: the chooser
-    // is recv_routed from any_source (c.from a node, not a link; published
-    // here, as the node's wait_info is not atomic).
-    void store(choice c, std::uint32_t open = 0, bool by_source = false) noexcept {
-        arrival_.store(c.arrival, std::memory_order_relaxed);
-        from_.store(c.from, std::memory_order_relaxed);
-        open_.store(open, std::memory_order_relaxed);
-        by_source_.store(by_source, std::memory_order_relaxed);
-    }
+    // recv_any's: `open` holds the links that were empty (bit j: link j),
+    // whose senders could still bring an earlier message.
+    void store_link(choice c, std::uint32_t open) noexcept { store(c, open, false); }
+    // recv_routed from any_source's: c.from is a node, not a link.
+    void store_source(choice c) noexcept { store(c, 0, true); }
     choice load() const noexcept {
         return {arrival_.load(std::memory_order_relaxed), from_.load(std::memory_order_relaxed)};
     }
     std::uint32_t open() const noexcept { return open_.load(std::memory_order_relaxed); }
     bool by_source() const noexcept { return by_source_.load(std::memory_order_relaxed); }
-    // Which of the node's choices this is: a word to take the candidate
-    // (node_state::forced) names it, so one that comes after the node decided
-    // by itself never decides its next choice. Read before the candidate:
+
+    // Which of the node's choices this is. Read before the candidate:
     // acquire, so a reader that sees the next number sees the candidate
     // cleared or the next one, never this one under the next number.
     std::uint64_t number() const noexcept { return number_.load(std::memory_order_acquire); }
-    // The choice is made (by its node only).
+    // The word: take the candidate of choice `number` (seq_cst: seen by the
+    // chooser before or with the ring that wakes it).
+    void tell(std::uint64_t number) noexcept { told_.store(number, std::memory_order_seq_cst); }
+    // Whether the word names the choice being made.
+    bool told() const noexcept { return told_.load(std::memory_order_seq_cst) == number(); }
+
+    // The choice is made (by its node only): no candidate left, and a word
+    // that comes later names a past choice.
     void next() noexcept {
-        store({});
+        store({}, 0, false);
         number_.store(number_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
+    // Before a run: no candidate, no word.
+    void reset() noexcept {
+        store({}, 0, false);
+        told_.store(no_word, std::memory_order_relaxed);
     }
 
 private:
+    void store(choice c, std::uint32_t open, bool by_source) noexcept {
+        arrival_.store(c.arrival, std::memory_order_relaxed);
+        from_.store(c.from, std::memory_order_relaxed);
+        open_.store(open, std::memory_order_relaxed);
+        by_source_.store(by_source, std::memory_order_relaxed);
+    }
+
+    static constexpr std::uint64_t no_word = ~std::uint64_t{0};
     std::atomic<double> arrival_{std::numeric_limits<double>::infinity()};
     std::atomic<int> from_{-1};
     std::atomic<std::uint32_t> open_{0};
     std::atomic<bool> by_source_{false};
     std::atomic<std::uint64_t> number_{0};
+    std::atomic<std::uint64_t> told_{no_word};
 };
 
 // What a blocked node waits for, in words ("recv on dim 2 from node 4, ...").
