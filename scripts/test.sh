@@ -45,9 +45,10 @@ expect_suites() { # expect_suites DIR SUITE...
 # compiles a target's files as one (unity): the same headers and templates
 # once instead of per file, a quarter less to compile; a plain build (the
 # tour's) still builds every file on its own.
+ci_options=(-Dcpp_args=-g1 -Dunity=on)
 echo "== build and test (-O2, line tables)"
 # setup.sh installs Open MPI: its suites are required here, not auto-detected.
-configure build -Dmpi=enabled -Dcpp_args=-g1 -Dunity=on
+configure build -Dmpi=enabled "${ci_options[@]}"
 meson compile -C build
 # The random differential test's budget (docs/testing.md): 20 s here and 10 s
 # under the sanitizers instead of 60 s and 20 s by hand; every run first
@@ -62,7 +63,7 @@ echo "== build and test under AddressSanitizer and UndefinedBehaviorSanitizer"
 # paths on more sizes and stay with the normal and TSan builds.
 # At -O1 (ASan asks for -O1 or more): UBSan's checks make -O2 compile 2.5
 # times slower, for tests that take seconds.
-configure build-asan -Db_sanitize=address,undefined -Doptimization=1 -Dcpp_args=-g1 -Dunity=on \
+configure build-asan -Db_sanitize=address,undefined -Doptimization=1 "${ci_options[@]}" \
     -Dbench=false -Dexamples=false -Dmpi=disabled
 asan_suites=(emu api differential)
 meson compile -C build-asan tests/emu/test-emu tests/emu/test-emu-blocked tests/emu/test-link-types \
@@ -79,7 +80,7 @@ echo "== build and test under ThreadSanitizer"
 # (emu, determinism), the public API, and the differential test, which
 # reaches every algorithm under threads and fibers; the other suites run the
 # same code on more sizes.
-configure build-tsan -Db_sanitize=thread -Dcpp_args=-g1 -Dunity=on -Dbench=false -Dexamples=false \
+configure build-tsan -Db_sanitize=thread "${ci_options[@]}" -Dbench=false -Dexamples=false \
     -Dmpi=disabled
 tsan_suites=(emu api differential determinism)
 meson compile -C build-tsan tests/emu/test-emu tests/emu/test-emu-blocked tests/emu/test-link-types \
