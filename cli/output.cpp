@@ -42,6 +42,11 @@ std::string json_line(const json& j) {
         items('{', '}', [&](auto it) { s += json(it.key()).dump() + ": " + json_line(*it); });
     else if (j.is_array())
         items('[', ']', [&](auto it) { s += json_line(*it); });
+    else if (j.is_number_float() && std::isfinite(j.get<double>()))
+        // The shortest text that reads back as the same double (fmt's), so a
+        // value json_number rounded prints as the text does: nlohmann's
+        // Grisu2 gives 1.9639999999999998e-05 for 1.964e-05.
+        s += fmt::format("{}", j.get<double>());
     else
         s += j.dump();
     return s;

@@ -62,6 +62,12 @@ import json, sys
 j = json.loads(sys.argv[1])
 assert j["exit_status"] == 1 and "deadlock" in j["error"], j' "$out" ||
     fail "run --json of a deadlock: stdout is not the error as JSON: $out"
+# JSON numbers read as the text prints them: the costs given and the virtual
+# time they make, never 1.9639999999999998e-05 for 1.964e-05.
+out=$("$hcube" run broadcast --dim 1 --words 1 --ts 1.964e-05 --tw 0 --json) ||
+    fail "run --json with --ts 1.964e-05: exit status $?"
+grep -q '"ts": 1.964e-05, "tw": 0, .*"virtual_time": 1.964e-05, ' <<<"$out" ||
+    fail "run --json with --ts 1.964e-05: $out"
 # hcube draw: --dim within what it draws (its help says so), the outputs and
 # the memory checked before the run.
 tmp=$(mktemp -d)
