@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
         std::string what = std::string("unknown command '") + argv[1] + "'";
         if (const std::string c = closest(argv[1], names); !c.empty())
             what += " (did you mean " + c + "?)";
-        if (launched_rank() == 0) std::cerr << "hcube: " << what << " (try hcube --help)\n";
+        if (launched_rank() != 0) return exit_ok; // rank 0 tells, with the status (below)
+        std::cerr << "hcube: " << what << " (try hcube --help)\n";
         return exit_usage;
     }
     for (CLI::App* sub : app.get_subcommands({}))
@@ -66,11 +67,14 @@ int main(int argc, char** argv) {
     // One line on stderr; with --json also the error as JSON on stdout, for
     // scripts that read only stdout. Under a launcher every process reads the
     // same command line, and a failed run fails on every rank with the same
-    // run_error: rank 0 alone tells of those.
+    // run_error: rank 0 alone tells of those. A usage error may come before
+    // MPI starts, when nothing holds the other ranks back, and one that
+    // exited with a failure first would have mpirun kill rank 0 before it
+    // told: they exit quietly and leave the job's status to rank 0.
     const bool json = std::any_of(argv + 1, argv + argc,
                                   [](const char* a) { return std::string_view(a) == "--json"; });
     const auto fail = [&](const std::string& what, exit_status status, bool every_rank = true) {
-        if (every_rank && launched_rank() != 0) return status;
+        if (every_rank && launched_rank() != 0) return status == exit_usage ? exit_ok : status;
         std::cerr << who() << ": " << what << '\n';
         if (json) print_json_error(who(), what, status);
         return status;

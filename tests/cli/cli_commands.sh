@@ -27,6 +27,16 @@ for top in --help -h help; do
 done
 
 usage_error "hcube: unknown command 'rnu' (did you mean run?)" rnu
+# Under a launcher, a usage error is rank 0's to tell, with status 2; the other
+# ranks exit quietly, so that mpirun cannot stop rank 0 before it has told.
+for args in "rnu" "run broadcast --dim 2 --root 9 --backend mpi"; do
+    # shellcheck disable=SC2086
+    out=$(OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_RANK=1 "$hcube" $args 2>&1)
+    rc=$?
+    [ "$rc" -eq 0 ] && [ -z "$out" ] || fail "hcube $args as rank 1 of 4: status $rc, printed '$out'"
+done
+OMPI_COMM_WORLD_SIZE=4 OMPI_COMM_WORLD_RANK=0 usage_error "--root 9 is outside 0..3 for --dim 2" \
+    run broadcast --dim 2 --root 9 --backend mpi
 usage_error "hcube info: unknown option '--jsn' (did you mean --json?)" info --dim 2 --jsn
 usage_error "hcube info: --dim 'x' is not an integer in 0..20" info --dim x
 # One memory figure is the estimate runs are checked against, the others what nodes touch.
