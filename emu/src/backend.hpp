@@ -106,12 +106,10 @@ public:
     // Waits until this process's nodes have finished, watching for deadlock.
     virtual void await_nodes(run_watchdog& watchdog) = 0;
     // After await_nodes: what is left to exchange with the other processes.
-    // Returns the messages that arrived for finished local nodes.
-    virtual std::uint64_t finish() = 0;
+    virtual void finish() = 0;
     // Makes r the whole machine's report and throws error if a message was
-    // left undelivered anywhere (`left` here, `arrived_late` after finish()).
-    virtual void combine(run_report& r, const std::vector<undelivered>& left,
-                         std::uint64_t arrived_late) = 0;
+    // left undelivered anywhere (`left` here).
+    virtual void combine(run_report& r, const std::vector<undelivered>& left) = 0;
     // A cancelled run, after finish(): makes `failures` (the nodes that threw)
     // and `waits` (a deadlock's blocked nodes) this process's and every other
     // process's, in node order, the same in every process. A node program

@@ -106,9 +106,9 @@ public:
         }
     }
 
-    std::uint64_t finish() override { return 0; }
+    void finish() override {}
 
-    void combine(run_report&, const std::vector<undelivered>& left, std::uint64_t) override {
+    void combine(run_report&, const std::vector<undelivered>& left) override {
         if (!left.empty()) throw error(undelivered_message(left));
     }
 

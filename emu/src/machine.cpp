@@ -266,7 +266,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     }
     m.world->await_nodes(watchdog);
     m.watchdog = nullptr;
-    const std::uint64_t arrived_late = m.world->finish();
+    m.world->finish();
     const auto t1 = std::chrono::steady_clock::now();
     m.program = nullptr;
 
@@ -276,7 +276,7 @@ run_report machine::run(const std::function<void(node&)>& program) {
     }
     const auto left = drain(m);
     run_report r = local_report(m, std::chrono::duration<double>(t1 - t0).count());
-    m.world->combine(r, left, arrived_late);
+    m.world->combine(r, left);
     add_totals(r);
     if (m.cfg.trace) {
         m.world->settle_trace(t0.time_since_epoch().count());

@@ -44,15 +44,19 @@ void push_message(auto& l, std::uint64_t n) {
     l.publish();
 }
 
-// True when the front message is message n, intact.
-bool front_is(const auto& l, std::uint64_t n) {
-    const descriptor& d = l.front();
+// True when d is message n, intact.
+bool is_message(const descriptor& d, std::uint64_t n) {
     unsigned char bytes[32];
     d.load_inline(bytes);
     bool ok = d.arrival.steps == std::int64_t(n) && d.bytes == n % 33 && d.type == n;
     for (std::size_t i = 0; i < d.bytes; ++i)
         ok = ok && bytes[i] == static_cast<unsigned char>(n * 7 + i);
     return ok;
+}
+
+// True when the front message is message n, intact.
+bool front_is(const auto& l, std::uint64_t n) {
+    return is_message(l.front(), n);
 }
 
 // Sets HCUBE_LINKS (nullopt: unsets it) for one scope, then restores it: the
@@ -188,6 +192,49 @@ TEST_CASE_TEMPLATE("a link holds exactly its capacity, then refuses until a pop"
             l.pop();
         }
         CHECK(l.empty());
+    }
+}
+
+// The MPI backend's sending side (mpi/link_bridge.hpp): a message handed on
+// keeps its slot, so the producer sees the link as full as in one process,
+// until the far end's count of taken messages gives the slots back.
+TEST_CASE_TEMPLATE("a forwarding consumer holds each slot until the message was taken", L, ring,
+                   packed_ring, boost_spsc) {
+    for (const std::size_t capacity : {1u, 3u, 16u}) {
+        CAPTURE(capacity);
+        link_table t;
+        L& l = one_link<L>(t, capacity);
+        std::uint64_t pushed = 0, handed = 0;
+        // Rounds of: fill, hand every message on, then hear of one taken,
+        // one more sent and handed on, then of all taken; the slots wrap.
+        for (int round = 0; round < 5; ++round) {
+            CAPTURE(round);
+            const std::uint64_t base = pushed;
+            while (l.writable() && pushed - base < 100)
+                push_message(l, ++pushed);
+            CHECK(pushed - base == capacity);
+            for (; l.forwardable(handed); ++handed) {
+                CHECK(is_message(l.forwarded(handed), handed + 1));
+                l.hand_on(handed);
+            }
+            CHECK(handed == pushed);
+            CHECK_FALSE(l.writable()); // every slot still charged
+            CHECK(l.consumed() == base);
+            l.taken_up_to(base + 1);
+            CHECK(l.consumed() == base + 1);
+            REQUIRE(l.writable());
+            push_message(l, ++pushed);
+            CHECK_FALSE(l.writable());
+            REQUIRE(l.forwardable(handed));
+            CHECK(is_message(l.forwarded(handed), pushed));
+            l.hand_on(handed++);
+            CHECK_FALSE(l.forwardable(handed));
+            l.taken_up_to(pushed);
+            CHECK(l.consumed() == pushed);
+            CHECK(l.writable());
+        }
+        l.rewind();
+        CHECK(l.consumed() == l.pushed());
     }
 }
 

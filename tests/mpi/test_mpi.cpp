@@ -276,47 +276,64 @@ TEST_CASE("over MPI, a deadlock is reported on every rank within a second, namin
     }
 }
 
-TEST_CASE("over MPI, link capacity 0 means what it does in one process: a send completes when "
-          "the receiver takes the message") {
-    config c = over_mpi({.dim = 3, .link_capacity = 0});
-    machine here({.dim = 3, .link_capacity = 0});
-    machine net(c);
-    // On each dimension the lower node sends first, then receives: fine with
-    // synchronous links. The values and every clock must be the same.
-    const auto ordered = [](std::vector<int>& out) {
-        return [&out](node& me) {
-            int sum = me.id();
-            for (int k = me.dim() - 1; k >= 0; --k) {
-                int in[1];
-                const int mine[1] = {sum};
-                const bool low = (me.id() >> k & 1) == 0;
-                if (low) me.send(k, std::span<const int>(mine));
-                me.recv(k, std::span<int>(in));
-                if (!low) me.send(k, std::span<const int>(mine));
-                sum += in[0];
-            }
-            out[std::size_t(me.id())] = sum;
+TEST_CASE("over MPI, link capacity means what it does in one process: a sender waits while "
+          "that many of its messages are not taken") {
+    for (const std::size_t capacity : {std::size_t(0), std::size_t(1), std::size_t(4)}) {
+        CAPTURE(capacity);
+        machine here({.dim = 3, .link_capacity = capacity});
+        machine net(over_mpi({.dim = 3, .link_capacity = capacity}));
+        // On each dimension the lower node sends first, then receives: fine
+        // at any capacity. The values and every clock must be the same.
+        const auto ordered = [](std::vector<int>& out) {
+            return [&out](node& me) {
+                int sum = me.id();
+                for (int k = me.dim() - 1; k >= 0; --k) {
+                    int in[1];
+                    const int mine[1] = {sum};
+                    const bool low = (me.id() >> k & 1) == 0;
+                    if (low) me.send(k, std::span<const int>(mine));
+                    me.recv(k, std::span<int>(in));
+                    if (!low) me.send(k, std::span<const int>(mine));
+                    sum += in[0];
+                }
+                out[std::size_t(me.id())] = sum;
+            };
         };
-    };
-    std::vector<int> want(8), got(8);
-    check_same(net.run(ordered(got)), here.run(ordered(want)));
-    for (int i = 0; i < 8; ++i)
-        if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
-    // Both send first on dimension 2 (across ranks): each send waits for a
-    // receive that never comes, so the run deadlocks, as in one process.
-    const std::function<void(node&)> both_send = [](node& me) {
-        int in[1];
-        const int mine[1] = {me.id()};
-        me.send(2, std::span<const int>(mine));
-        me.recv(2, std::span<int>(in));
-    };
-    const std::string want_text = test::failure_text<deadlock_error>(here, both_send);
-    REQUIRE(!want_text.empty());
-    CHECK(test::failure_text<deadlock_error>(net, both_send) == want_text);
-    // The machine still runs (exchange would deadlock: both sides send first).
-    check_same(net.run(ordered(got)), here.run(ordered(want)));
-    for (int i = 0; i < 8; ++i)
-        if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
+        std::vector<int> want(8), got(8);
+        check_same(net.run(ordered(got)), here.run(ordered(want)));
+        for (int i = 0; i < 8; ++i)
+            if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
+        // Both ends of every link on dimension 2 (across ranks) send one
+        // message more than the link holds before they receive: the last
+        // send waits for a receive that never comes, so the run deadlocks,
+        // as in one process, with the same report.
+        const int sends = int(capacity) + 1;
+        const std::function<void(node&)> both_send = [sends](node& me) {
+            int in[1];
+            const int mine[1] = {me.id()};
+            for (int j = 0; j < sends; ++j)
+                me.send(2, std::span<const int>(mine));
+            for (int j = 0; j < sends; ++j)
+                me.recv(2, std::span<int>(in));
+        };
+        const std::string want_text = test::failure_text<deadlock_error>(here, both_send);
+        REQUIRE(!want_text.empty());
+        CHECK(test::failure_text<deadlock_error>(net, both_send) == want_text);
+        // One message fewer fits: the run finishes.
+        const std::function<void(node&)> fits = [sends](node& me) {
+            int in[1];
+            const int mine[1] = {me.id()};
+            for (int j = 0; j + 1 < sends; ++j)
+                me.send(2, std::span<const int>(mine));
+            for (int j = 0; j + 1 < sends; ++j)
+                me.recv(2, std::span<int>(in));
+        };
+        if (capacity) check_same(net.run(fits), here.run(fits));
+        // The machine still runs.
+        check_same(net.run(ordered(got)), here.run(ordered(want)));
+        for (int i = 0; i < 8; ++i)
+            if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
+    }
 }
 
 namespace {
@@ -468,15 +485,16 @@ TEST_CASE("on_every_rank: true only when every rank says true") {
 // parked. Nodes 14 and 15 (the last rank's) stay parked for 1.5 s on the same
 // waits, 14 for room on a full link to 15 (an arrival does not wake it), 15
 // for node 7; meanwhile node 6 sends 14 a message every 20 ms, far within the
-// 1 s limit. Then 7 sends to 15 and everything is received.
+// 1 s limit (the link holds them all). Then 7 sends to 15 and everything is
+// received.
 TEST_CASE("over MPI, nodes parked while messages still arrive are not a deadlock") {
     config c = over_mpi({.dim = 4});
-    c.link_capacity = 1;
+    const int messages = 75, capacity = 80;
+    c.link_capacity = capacity;
     c.mpi_quiet_limit = std::chrono::milliseconds(1000);
     machine m(c);
     // With more than two ranks, those whose nodes finished hear nothing for
     // the 1.5 s: they ask the others, see them moving, and wait.
-    const int messages = 75;
     const run_report r = m.run([&](node& me) {
         std::vector<int> x(1, -1);
         switch (me.id()) {
@@ -492,8 +510,8 @@ TEST_CASE("over MPI, nodes parked while messages still arrive are not a deadlock
             me.send(3, x);
             break;
         case 14:
-            me.send(0, x);
-            me.send(0, x); // full: parks until 15 takes one
+            for (int i = 0; i <= capacity; ++i)
+                me.send(0, x); // the last one: full, parks until 15 takes one
             for (int i = 0; i < messages; ++i) {
                 me.recv(3, x);
                 CHECK(x[0] == i);
@@ -501,14 +519,14 @@ TEST_CASE("over MPI, nodes parked while messages still arrive are not a deadlock
             break;
         case 15:
             me.recv(3, x);
-            me.recv(0, x);
-            me.recv(0, x);
+            for (int i = 0; i <= capacity; ++i)
+                me.recv(0, x);
             break;
         default:
             break;
         }
     });
-    CHECK(r.messages == std::uint64_t(messages + 4));
+    CHECK(r.messages == std::uint64_t(messages + 2 + capacity + 1));
 }
 
 // A rank whose nodes finished hears nothing while the others work on: nodes

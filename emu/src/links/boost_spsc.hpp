@@ -6,7 +6,8 @@
 //
 // spsc_queue copies whole elements in and has no delivery count, so around it:
 //   producer line  a staging descriptor (back() fills it, publish() pushes a
-//                  copy), messages and bytes pushed
+//                  copy), the capacity, messages and bytes pushed, a stale
+//                  copy of consumed
 //   queue          spsc_queue's write index and read index on lines of their
 //                  own, then its slots: one cache line each (line_slot)
 //   consumer line  messages and bytes consumed, reading
@@ -20,7 +21,12 @@
 //   (write_available): the third cache line of a hop that the ring avoids.
 // - consumed: the consumer stores it with release after pop, which follows the
 //   copy out of the payload; a producer that loads it with acquire may reuse a
-//   borrowed buffer or count a synchronous send as delivered.
+//   borrowed buffer or count a synchronous send as delivered. It is also what
+//   bounds the producer (pushed - consumed < capacity), not the queue's own
+//   room: a forwarding consumer pops a message from the queue when it hands
+//   it on, and counts it consumed only once it was taken at the far end.
+//   consumed_cache is the producer's stale copy, re-read only when the link
+//   looks full, as the ring's head_cache.
 // - pushed and the byte counts are atomics only so that the deadlock report
 //   may read them from another thread while both ends are parked (their
 //   release stores of `parked` order them); each has one writer, which updates
@@ -46,13 +52,21 @@ public:
     static std::size_t slot_count(std::size_t) noexcept { return 0; }
     // Holds up to `capacity` (>= 1) messages.
     boost_spsc(std::size_t capacity, slot_place)
-        : queue_(capacity) {}
+        : queue_(capacity) {
+        producer_.capacity = capacity;
+    }
     boost_spsc(const boost_spsc&) = delete;
     boost_spsc& operator=(const boost_spsc&) = delete;
 
     // ---- producer ----
 
-    bool writable() const noexcept { return queue_.write_available() > 0; }
+    bool writable() noexcept {
+        auto& p = producer_;
+        const std::uint64_t pushed = p.pushed.load(std::memory_order_relaxed);
+        if (pushed - p.consumed_cache < p.capacity) return true;
+        p.consumed_cache = consumer_.consumed.load(std::memory_order_acquire);
+        return pushed - p.consumed_cache < p.capacity;
+    }
     descriptor& back() noexcept { return producer_.next.d; }
     void publish() noexcept {
         auto& p = producer_;
@@ -78,6 +92,21 @@ public:
         queue_.pop();
         bump(c.bytes, bytes);
         c.consumed.store(c.consumed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
+
+    // ---- a forwarding consumer (links/link.hpp) ----
+
+    // Message n is always the queue's front: messages are handed on in order.
+    bool forwardable(std::uint64_t) const noexcept { return !empty(); }
+    const descriptor& forwarded(std::uint64_t) const noexcept { return front(); }
+    void hand_on(std::uint64_t) noexcept {
+        auto& c = consumer_;
+        const std::uint32_t bytes = queue_.front().d.bytes;
+        queue_.pop();
+        bump(c.bytes, bytes);
+    }
+    void taken_up_to(std::uint64_t n) noexcept {
+        consumer_.consumed.store(n, std::memory_order_release);
     }
 
     // ---- either side ----
@@ -108,6 +137,8 @@ private:
 
     struct alignas(cache_line) producer_side {
         line_slot next;
+        std::size_t capacity = 0;
+        std::uint64_t consumed_cache = 0; // a lower bound of consumer_.consumed
         std::atomic<std::uint64_t> pushed{0};
         std::atomic<std::uint64_t> bytes{0};
     };

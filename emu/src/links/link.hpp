@@ -23,6 +23,13 @@
 //   are parked (the deadlock report), without a data race.
 // - rewind(): between runs, on an empty link; pushed() and consumed() may
 //   count from 0 again.
+// - Forwarding, for a consumer that hands messages on and learns later that
+//   they were taken at the far end (a backend whose link ends in another
+//   process): message n (from 0, in order) is read with forwardable(n) and
+//   forwarded(n), then handed on with hand_on(n), its slot still charged to
+//   the producer; once the first n were taken there, taken_up_to(n) gives
+//   their slots back and counts them consumed. Such a link is never also read
+//   with front()/pop() until it is all taken (the end of a run).
 // The node layer is compiled once per implementation (with_link_type), so a
 // push or a pop is a direct, inlinable call: no dispatch on the hot path.
 #pragma once
@@ -61,6 +68,11 @@ concept spsc_link = std::constructible_from<L, std::size_t, slot_place> &&
     { c.empty() } -> std::same_as<bool>;
     { c.front() } -> std::same_as<const descriptor&>;
     l.pop();
+    // a forwarding consumer
+    { c.forwardable(std::uint64_t{}) } -> std::same_as<bool>;
+    { c.forwarded(std::uint64_t{}) } -> std::same_as<const descriptor&>;
+    l.hand_on(std::uint64_t{});
+    l.taken_up_to(std::uint64_t{});
     // either side
     { c.consumed() } -> std::same_as<std::uint64_t>;
     { l.reading() } -> std::same_as<std::atomic<bool>&>;

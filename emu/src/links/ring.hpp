@@ -126,6 +126,21 @@ public:
         h.store(h.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     }
 
+    // ---- a forwarding consumer (links/link.hpp) ----
+
+    bool forwardable(std::uint64_t n) const noexcept {
+        return slot_at(consumer_place(), n).seq.load(std::memory_order_acquire) == n + 1;
+    }
+    const descriptor& forwarded(std::uint64_t n) const noexcept {
+        return slot_at(consumer_place(), n).d;
+    }
+    // The slot stays the message's until taken_up_to: nothing to do here.
+    void hand_on(std::uint64_t) noexcept {}
+    // As pop() n - head times, with one store (release, as pop's).
+    void taken_up_to(std::uint64_t n) noexcept {
+        consumer_.head.store(n, std::memory_order_release);
+    }
+
     // ---- either side ----
 
     std::uint64_t consumed() const noexcept {

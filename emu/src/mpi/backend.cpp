@@ -153,21 +153,16 @@ public:
     void placed_remote(int dest) noexcept override { routed_.placed_remote(dest); }
 
     void await_nodes(run_watchdog& watchdog) override;
-    std::uint64_t finish() override;
+    void finish() override;
 
-    void combine(run_report& r, const std::vector<undelivered>& left,
-                 std::uint64_t arrived_late) override {
+    void combine(run_report& r, const std::vector<undelivered>& left) override {
         // Every rank gets the whole machine's report, or the same error.
-        std::uint64_t here = arrived_late;
+        std::uint64_t here = 0;
         for (const auto& u : left)
             here += u.messages;
         const std::uint64_t everywhere =
             combine_report(comm_, r, {routed_.shipped(), routed_.received(), here});
-        if (here)
-            throw error(undelivered_message(left) +
-                        (arrived_late ? "\n  and " + std::to_string(arrived_late) +
-                                            " more from other ranks to finished nodes"
-                                      : ""));
+        if (here) throw error(undelivered_message(left));
         if (everywhere)
             throw error("run ended with " + std::to_string(everywhere) + " undelivered message" +
                         (everywhere == 1 ? "" : "s") +
@@ -307,12 +302,14 @@ void mpi_backend::await_nodes(run_watchdog& watchdog) {
     }
 }
 
-// The local nodes finished: ships what is left and delivers until every rank
-// has finished too. Returns the messages that arrived for local nodes and
-// found no room (they are undelivered).
-std::uint64_t mpi_backend::finish() {
+// The local nodes finished: ships what is left, tells what they took and
+// delivers until every rank has finished too.
+void mpi_backend::finish() {
     std::lock_guard turn(mu_); // nodes are done; a late one may still hold it
     progress_locked();         // this empties every outgoing link
+    // Ahead of the end markers, so every rank has heard what its links'
+    // receivers took when it ends the run.
+    links_->tell_all_taken();
     // An end marker to every rank, with the count of messages sent to it:
     // every rank's nodes are done once all have come; until then rank 0's
     // router may still be placing messages for them, and this rank's
@@ -320,7 +317,8 @@ std::uint64_t mpi_backend::finish() {
     const int ranks = comm_.ranks();
     for (int peer = 0; peer < ranks; ++peer)
         if (peer != rank()) {
-            wire_header h{end_kind, rank(), 0, 0, 0, 0, links_->sent_to[std::size_t(peer)]};
+            const wire_header h{end_kind, false, rank(), 0,
+                                0,        0,     0,      links_->sent_to[std::size_t(peer)]};
             post(comm_, std::vector<std::byte>(sizeof h), h, peer);
         }
     // Ranks still working need not send this one anything: after each quiet
@@ -362,9 +360,8 @@ std::uint64_t mpi_backend::finish() {
         quiet_since = std::chrono::steady_clock::now();
     }
     comm_.retire_sends(true);
-    // What arrived for nodes that had finished: undelivered, like what is
-    // left in their links (settle.hpp drains those).
-    const std::uint64_t left = links_->drop_queued();
+    // What local nodes left in their links is undelivered (settle.hpp).
+    links_->end_run();
     if (received_ != expected_)
         comm_.abort("received " + std::to_string(received_) + " messages, the other ranks sent " +
                     std::to_string(expected_));
@@ -372,7 +369,6 @@ std::uint64_t mpi_backend::finish() {
     ended_ = 0;
     std::fill(ended_from_.begin(), ended_from_.end(), false);
     std::fill(links_->sent_to.begin(), links_->sent_to.end(), 0);
-    return left;
 }
 
 bool mpi_backend::progress_locked() {
@@ -380,7 +376,7 @@ bool mpi_backend::progress_locked() {
     bool moved = links_->ship_all();
     moved |= routed_.send_outbox();
     moved |= receive_all();
-    moved |= links_->deliver_queued();
+    moved |= links_->tell_taken();
     waves_.poll(routed_.others_choose() || m_.choosing.load(std::memory_order_relaxed),
                 routed_.used());
     comm_.retire_sends(false);
@@ -421,7 +417,8 @@ bool mpi_backend::receive_all() {
 }
 
 // A message of the links' communicator, in a posted receive's buffer: a link
-// message (its buffer becomes a heap payload), an ack or an end marker.
+// message (its buffer becomes a heap payload), what was taken of a link's,
+// a full link's ask or an end marker.
 void mpi_backend::receive_link(const posted_receives::message& msg) {
     comm_.count_received();
     const std::size_t bytes = msg.length - sizeof(wire_header);
@@ -441,8 +438,10 @@ void mpi_backend::receive_link(const posted_receives::message& msg) {
     }
     posted_.repost(!heap);
     switch (h.kind) {
-    case ack_kind:
-        return links_->acked(h.from, h.dim);
+    case taken_kind:
+        return links_->taken(h.from, h.dim, h.count);
+    case ask_kind:
+        return links_->asked(h.from ^ (1 << h.dim), h.dim);
     case end_kind:
         ++ended_;
         ended_from_[std::size_t(msg.source)] = true;
@@ -453,7 +452,7 @@ void mpi_backend::receive_link(const posted_receives::message& msg) {
         break;
     }
     ++received_;
-    links_->arrived(h.from ^ (1 << h.dim), h.dim, a);
+    links_->arrived(h.from ^ (1 << h.dim), h.dim, a, h.prompt != 0);
 }
 
 // A bulk message's payload follows its header (wire.hpp): it is received
@@ -517,7 +516,7 @@ bool mpi_backend::idle() {
         if (s.done.load(std::memory_order_acquire)) continue;
         if (traits_.caller_runs_node ? !inline_waiting_ : !s.parked_unrung()) return false;
     }
-    return links_->outgoing_empty() && routed_.outbox_empty();
+    return links_->settled() && routed_.outbox_empty();
 }
 
 } // namespace

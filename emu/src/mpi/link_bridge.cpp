@@ -1,7 +1,7 @@
 // The links between ranks (link_bridge.hpp).
 #include "link_bridge.hpp"
 
-#include <deque>
+#include <algorithm>
 
 #include "../links/copy_out.hpp"
 #include "../park.hpp"
@@ -18,12 +18,13 @@ public:
         , comm_(c)
         , inner_(inner)
         , eager_bytes_(eager_bytes)
-        , synchronous_(m.cfg.link_capacity == 0) {
+        , batch_(std::max<std::uint64_t>(m.cfg.link_capacity / 2, 1)) {
         sent_to.assign(std::size_t(c.ranks()), 0);
         for (int i = m.local_begin; i < m.local_end; ++i)
             for (int k = inner; k < m.cfg.dim; ++k) {
                 outgoing_.push_back({&m.out_link<L>(i, k), i, k});
-                incoming_.push_back({&m.out_link<L>(i ^ (1 << k), k), i, k, {}});
+                incoming_.push_back({&m.out_link<L>(i ^ (1 << k), k), i, k});
+                incoming_.back().due = batch_;
             }
     }
 
@@ -31,67 +32,72 @@ public:
         bool moved = false;
         if (m_.cancelled.load(std::memory_order_acquire)) return false;
         for (auto& o : outgoing_)
-            while (!o.shipped && !o.link->empty()) {
-                ship(o);
+            while (o.link->forwardable(o.shipped)) {
+                if (!ship(o)) return moved;
                 moved = true;
             }
         return moved;
     }
 
-    void acked(int node, int dim) override {
+    void taken(int node, int dim, std::uint64_t count) override {
         out_link& o = outgoing_[index(node, dim)];
-        release(o, o.link->front());
-        o.shipped = false;
+        o.link->taken_up_to(count);
+        o.asked = false;
+        wake(m_, m_.nodes[o.node], wake_event::take);
     }
 
-    void arrived(int node, int dim, const descriptor& d) override {
+    void asked(int node, int dim) override {
         in_link& in = incoming_[index(node, dim)];
-        if (in.waiting.empty() && !in.unacked && in.link->writable())
-            deliver(in, d);
-        else
-            in.waiting.push_back(d);
+        in.due = std::min(in.due, in.told + 1);
     }
 
-    bool deliver_queued() override {
-        bool moved = false;
-        for (auto& in : incoming_) {
-            // A synchronous link holds one message: room again means the
-            // receiver took it, which completes the sender's send.
-            if (in.unacked && in.link->writable()) {
-                const wire_header h{ack_kind, in.node ^ (1 << in.dim), in.dim, 0, 0, 0, 0};
-                post(comm_, std::vector<std::byte>(sizeof h), h, peer_of(in.node, in.dim));
-                in.unacked = false;
-                moved = true;
-            }
-            while (!in.waiting.empty() && !in.unacked && in.link->writable()) {
-                deliver(in, in.waiting.front());
-                in.waiting.pop_front();
-                moved = true;
-            }
-        }
-        return moved;
+    void arrived(int node, int dim, const descriptor& d, bool prompt) override {
+        in_link& in = incoming_[index(node, dim)];
+        if (!in.link->writable())
+            comm_.abort("a message from node " + std::to_string(node ^ (1 << dim)) + " to node " +
+                        std::to_string(node) + " on dim " + std::to_string(dim) +
+                        " found its link full: the sender's rank shipped more than the link "
+                        "holds (a bug in hcube)");
+        in.link->back() = d;
+        in.link->publish();
+        ++in.delivered;
+        if (prompt) in.due = std::min(in.due, in.delivered);
+        wake(m_, m_.nodes[in.node], wake_event::arrival);
     }
 
-    bool outgoing_empty() const override {
+    bool tell_taken() override {
+        bool told = false;
+        for (auto& in : incoming_)
+            if (in.link->consumed() >= in.due) {
+                tell(in);
+                told = true;
+            }
+        return told;
+    }
+
+    void tell_all_taken() override {
+        for (auto& in : incoming_)
+            if (in.link->consumed() > in.told) tell(in);
+    }
+
+    bool settled() const override {
         for (const auto& o : outgoing_)
-            if (!o.shipped && !o.link->empty()) return false;
+            if (o.link->forwardable(o.shipped)) return false;
+        for (const auto& in : incoming_)
+            if (in.link->consumed() >= in.due) return false;
         return true;
     }
 
-    std::uint64_t drop_queued() override {
-        std::uint64_t left = 0;
-        for (auto& in : incoming_) {
-            for (const descriptor& d : in.waiting) {
-                ++left;
-                if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
-            }
-            in.waiting.clear();
-            in.unacked = false;
+    void end_run() override {
+        for (auto& o : outgoing_) {
+            o.link->taken_up_to(o.shipped);
+            o.shipped = 0;
+            o.asked = false;
         }
-        // A cancelled run's synchronous sends: settle.hpp drains their links.
-        for (auto& o : outgoing_)
-            o.shipped = false;
-        return left;
+        for (auto& in : incoming_) {
+            in.delivered = in.told = 0;
+            in.due = batch_;
+        }
     }
 
 private:
@@ -99,14 +105,15 @@ private:
         L* link;
         int node; // the local sender
         int dim;
-        bool shipped = false; // synchronous: its front went, not yet taken
+        std::uint64_t shipped = 0; // this run's, each held until taken
+        bool asked = false;        // full, and the receiver's rank was asked
     };
     struct in_link {
         L* link;
         int node; // the local receiver
         int dim;
-        std::deque<descriptor> waiting; // arrived while the link was full
-        bool unacked = false;           // synchronous: delivered, not yet taken
+        std::uint64_t delivered = 0, told = 0; // this run's; told: taken, as last told
+        std::uint64_t due = 0;                 // tell the sender once this many were taken
     };
 
     // A cross-rank link's entry in outgoing_ or incoming_.
@@ -115,29 +122,32 @@ private:
                std::size_t(dim - inner_);
     }
     int peer_of(int node, int dim) const { return (node ^ (1 << dim)) >> inner_; }
+    // The link's slots: link capacity 0 holds one message.
+    std::uint64_t slots() const { return std::max<std::uint64_t>(m_.cfg.link_capacity, 1); }
 
-    // Sends the front message, its payload copied out first (a borrowed
-    // buffer may be reused once the front is popped): with its header, or
-    // after it when larger than eager_bytes_ (wire.hpp). A buffered link pops
-    // it at once; a synchronous one when the receiver has taken it (acked), as
-    // one process's send completes only then.
-    void ship(out_link& o) {
-        const descriptor& d = o.link->front();
+    // Sends the next message, its payload copied out first, with its header,
+    // or after it when larger than eager_bytes_ (wire.hpp); it stays in the
+    // link until taken. False, with nothing sent, when the run was cancelled
+    // first (settle.hpp drains the link).
+    bool ship(out_link& o) {
+        const descriptor& d = o.link->forwarded(o.shipped);
         const bool bulk = d.bytes > eager_bytes_;
         std::vector<std::byte> buffer(d.bytes + (bulk ? 0 : sizeof(wire_header)));
-        if (!copy_payload(*o.link, d, buffer.data(), m_.cancelled))
-            return; // the run is over; settle.hpp drains the link
+        if (!copy_payload(*o.link, d, buffer.data(), m_.cancelled)) return false;
+        // A borrowed buffer is lent until the message is taken (a rendezvous),
+        // and a synchronous send completes only then: its sender waits.
+        const bool prompt = d.kind == payload::borrowed || m_.cfg.link_capacity == 0;
         const wire_header h{bulk ? bulk_kind : data_kind,
+                            prompt,
                             o.node,
                             o.dim,
                             d.type,
                             d.arrival.time,
                             d.arrival.steps,
                             bulk ? d.bytes : 0};
-        if (synchronous_)
-            o.shipped = true;
-        else
-            release(o, d);
+        if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
+        o.link->hand_on(o.shipped);
+        ++o.shipped;
         const int peer = peer_of(o.node, o.dim);
         ++sent_to[std::size_t(peer)];
         if (bulk) {
@@ -146,27 +156,30 @@ private:
         } else {
             post(comm_, std::move(buffer), h, peer);
         }
+        // Full: the sender waits for the next message taken, which the
+        // receiver's rank would otherwise tell only every half capacity.
+        if (o.shipped - o.link->consumed() == slots() && batch_ > 1 && !o.asked) {
+            const wire_header ask{ask_kind, false, o.node, o.dim, 0, 0, 0, 0};
+            post(comm_, std::vector<std::byte>(sizeof ask), ask, peer);
+            o.asked = true;
+        }
+        return true;
     }
 
-    // Pops the front message `d`, which has gone: the sender may go on.
-    void release(out_link& o, const descriptor& d) {
-        if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
-        o.link->pop();
-        wake(m_, m_.nodes[o.node]);
-    }
-
-    void deliver(in_link& in, const descriptor& d) {
-        in.link->back() = d;
-        in.link->publish();
-        in.unacked = synchronous_;
-        wake(m_, m_.nodes[in.node]);
+    void tell(in_link& in) {
+        const std::uint64_t taken = in.link->consumed();
+        const int sender = in.node ^ (1 << in.dim);
+        const wire_header h{taken_kind, false, sender, in.dim, 0, 0, 0, taken};
+        post(comm_, std::vector<std::byte>(sizeof h), h, peer_of(in.node, in.dim));
+        in.told = taken;
+        in.due = taken + batch_;
     }
 
     machine_state& m_;
     comm& comm_;
     int inner_;
     std::size_t eager_bytes_;
-    bool synchronous_; // link capacity 0
+    std::uint64_t batch_; // taken messages told at once, unless a sender waits
     std::vector<out_link> outgoing_;
     std::vector<in_link> incoming_; // by (receiver, dim)
 };

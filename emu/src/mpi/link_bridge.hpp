@@ -1,7 +1,23 @@
 // The links between ranks: a link from a local node to another rank's is
 // consumed here (each message shipped with MPI), a link from another rank's
 // node to a local one is produced into here (each message that arrived is
-// delivered, or queued while the link is full). Private to emu/src/mpi.
+// delivered). Private to emu/src/mpi.
+//
+// A link's capacity means what it does in one process: a shipped message
+// stays charged to the sender's link until the receiver's node has taken it,
+// and the receiver's rank says so (taken, the count so far), so the sender
+// waits on a full link, a rendezvous or a synchronous send exactly as long as
+// one process's would, only later in wall time. The receiver's rank says it
+// every half capacity, or at once when the sender waits: its link is full
+// (ask) or it waits for that message (prompt). Since at most `capacity`
+// messages are between the two nodes, the receiver's copy of the link always
+// has room for what arrives.
+//
+//   sender's rank                       receiver's rank
+//   node pushes   -> link [m0 m1 m2]
+//   ship m0,m1,m2 (held) ---data--->     link [m0 m1 m2] -> node takes m0, m1
+//   full: ask -------------------->
+//   m0, m1 freed  <--taken (2)------     (at once: asked)
 #pragma once
 
 #include <cstdint>
@@ -28,18 +44,23 @@ public:
     // Ships every message local nodes put on links to other ranks (none once
     // the run is cancelled); true if one moved.
     virtual bool ship_all() = 0;
-    // A message for local node `node` on dimension `dim` arrived.
-    virtual void arrived(int node, int dim, const descriptor& d) = 0;
-    // Link capacity 0: the receiver took local node `node`'s message on
-    // dimension `dim`.
-    virtual void acked(int node, int dim) = 0;
-    // Delivers queued messages as far as their links have room (with link
-    // capacity 0, acks those taken first); true if one moved.
-    virtual bool deliver_queued() = 0;
-    virtual bool outgoing_empty() const = 0;
-    // At the end of a run: frees what is still queued (it arrived for
-    // finished nodes) and forgets sends not yet taken; how many were queued.
-    virtual std::uint64_t drop_queued() = 0;
+    // A message for local node `node` on dimension `dim` arrived; `prompt`:
+    // its sender waits until it is taken.
+    virtual void arrived(int node, int dim, const descriptor& d, bool prompt) = 0;
+    // Local node `node`'s link on dimension `dim`: the receiver took its
+    // first `count` messages of the run.
+    virtual void taken(int node, int dim, std::uint64_t count) = 0;
+    // The link to local node `node` on dimension `dim` is full at its sender.
+    virtual void asked(int node, int dim) = 0;
+    // Tells senders what local nodes took, where due; true if it told one.
+    virtual bool tell_taken() = 0;
+    // Tells senders everything local nodes took (before the end markers).
+    virtual void tell_all_taken() = 0;
+    // Nothing to ship, nothing a waiting sender must be told.
+    virtual bool settled() const = 0;
+    // At the end of a run: what was shipped counts as taken (the receivers
+    // report what their nodes left), and every count starts over.
+    virtual void end_run() = 0;
 
     // Data messages sent to each rank this run (the end markers' counts).
     std::vector<std::uint64_t> sent_to;

@@ -28,23 +28,25 @@
 
 namespace hcube::detail::mpi {
 
-// On the links' communicator: link messages, acks and end markers, in
-// order; a bulk message's payload, right after its header.
+// On the links' communicator: link messages, what was taken of them and end
+// markers, in order; a bulk message's payload, right after its header.
 constexpr int data_tag = 7, bulk_tag = 13;
 
 struct wire_header {
-    std::int32_t kind; // data, end or ack
-    std::int32_t from; // data, ack: the sending node
-    std::int32_t dim;  // data, ack: the link's dimension
+    std::int16_t kind;   // data, bulk, taken, ask or end
+    std::int16_t prompt; // data, bulk: its sender waits until it is taken
+    std::int32_t from;   // data, bulk, taken, ask: the link's sending node
+    std::int32_t dim;    // data, bulk, taken, ask: the link's dimension
     std::uint32_t type;
     double arrival_time; // the sender's vclock of the last word's arrival
     std::int64_t arrival_steps;
     std::uint64_t count; // end: data messages this rank sent to the receiver;
-                         // bulk: the payload's bytes
+                         // bulk: the payload's bytes; taken: messages taken
 };
-// ack: with link capacity 0, the receiver took the message (link_bridge.hpp).
-// bulk: a data message whose payload follows on bulk_tag.
-enum : std::int32_t { data_kind = 1, end_kind = 2, ack_kind = 3, bulk_kind = 4 };
+// bulk: a data message whose payload follows on bulk_tag. taken: the
+// receiver's node has taken the link's first `count` messages of the run;
+// ask: the sender's link is full, say when one is taken (link_bridge.hpp).
+enum : std::int16_t { data_kind = 1, end_kind, taken_kind, bulk_kind, ask_kind };
 
 constexpr int routed_tag = 8; // routed traffic: a routed_header
 // Liveness, when a wait has stalled: a ping is answered with a pong by
