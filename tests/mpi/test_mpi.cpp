@@ -278,62 +278,66 @@ TEST_CASE("over MPI, a deadlock is reported on every rank within a second, namin
 
 TEST_CASE("over MPI, link capacity means what it does in one process: a sender waits while "
           "that many of its messages are not taken") {
-    for (const std::size_t capacity : {std::size_t(0), std::size_t(1), std::size_t(4)}) {
-        CAPTURE(capacity);
-        machine here({.dim = 3, .link_capacity = capacity});
-        machine net(over_mpi({.dim = 3, .link_capacity = capacity}));
-        // On each dimension the lower node sends first, then receives: fine
-        // at any capacity. The values and every clock must be the same.
-        const auto ordered = [](std::vector<int>& out) {
-            return [&out](node& me) {
-                int sum = me.id();
-                for (int k = me.dim() - 1; k >= 0; --k) {
-                    int in[1];
-                    const int mine[1] = {sum};
-                    const bool low = (me.id() >> k & 1) == 0;
-                    if (low) me.send(k, std::span<const int>(mine));
-                    me.recv(k, std::span<int>(in));
-                    if (!low) me.send(k, std::span<const int>(mine));
-                    sum += in[0];
-                }
-                out[std::size_t(me.id())] = sum;
+    // Every link type (each counts a run's messages from 0, at both ends),
+    // over several runs of one machine.
+    for (const link_policy& links : link_policies)
+        for (const std::size_t capacity : {std::size_t(0), std::size_t(1), std::size_t(4)}) {
+            CAPTURE(links.name);
+            CAPTURE(capacity);
+            const config c{.dim = 3, .link_capacity = capacity, .links = links.impl};
+            machine here(c), net(over_mpi(c));
+            // On each dimension the lower node sends first, then receives: fine
+            // at any capacity. The values and every clock must be the same.
+            const auto ordered = [](std::vector<int>& out) {
+                return [&out](node& me) {
+                    int sum = me.id();
+                    for (int k = me.dim() - 1; k >= 0; --k) {
+                        int in[1];
+                        const int mine[1] = {sum};
+                        const bool low = (me.id() >> k & 1) == 0;
+                        if (low) me.send(k, std::span<const int>(mine));
+                        me.recv(k, std::span<int>(in));
+                        if (!low) me.send(k, std::span<const int>(mine));
+                        sum += in[0];
+                    }
+                    out[std::size_t(me.id())] = sum;
+                };
             };
-        };
-        std::vector<int> want(8), got(8);
-        check_same(net.run(ordered(got)), here.run(ordered(want)));
-        for (int i = 0; i < 8; ++i)
-            if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
-        // Both ends of every link on dimension 2 (across ranks) send one
-        // message more than the link holds before they receive: the last
-        // send waits for a receive that never comes, so the run deadlocks,
-        // as in one process, with the same report.
-        const int sends = int(capacity) + 1;
-        const std::function<void(node&)> both_send = [sends](node& me) {
-            int in[1];
-            const int mine[1] = {me.id()};
-            for (int j = 0; j < sends; ++j)
-                me.send(2, std::span<const int>(mine));
-            for (int j = 0; j < sends; ++j)
-                me.recv(2, std::span<int>(in));
-        };
-        const std::string want_text = test::failure_text<deadlock_error>(here, both_send);
-        REQUIRE(!want_text.empty());
-        CHECK(test::failure_text<deadlock_error>(net, both_send) == want_text);
-        // One message fewer fits: the run finishes.
-        const std::function<void(node&)> fits = [sends](node& me) {
-            int in[1];
-            const int mine[1] = {me.id()};
-            for (int j = 0; j + 1 < sends; ++j)
-                me.send(2, std::span<const int>(mine));
-            for (int j = 0; j + 1 < sends; ++j)
-                me.recv(2, std::span<int>(in));
-        };
-        if (capacity) check_same(net.run(fits), here.run(fits));
-        // The machine still runs.
-        check_same(net.run(ordered(got)), here.run(ordered(want)));
-        for (int i = 0; i < 8; ++i)
-            if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
-    }
+            std::vector<int> want(8), got(8);
+            check_same(net.run(ordered(got)), here.run(ordered(want)));
+            for (int i = 0; i < 8; ++i)
+                if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
+            // Both ends of every link on dimension 2 (across ranks) send one
+            // message more than the link holds before they receive: the last
+            // send waits for a receive that never comes, so the run deadlocks,
+            // as in one process, with the same report.
+            const int sends = int(capacity) + 1;
+            const std::function<void(node&)> both_send = [sends](node& me) {
+                int in[1];
+                const int mine[1] = {me.id()};
+                for (int j = 0; j < sends; ++j)
+                    me.send(2, std::span<const int>(mine));
+                for (int j = 0; j < sends; ++j)
+                    me.recv(2, std::span<int>(in));
+            };
+            const std::string want_text = test::failure_text<deadlock_error>(here, both_send);
+            REQUIRE(!want_text.empty());
+            CHECK(test::failure_text<deadlock_error>(net, both_send) == want_text);
+            // One message fewer fits: the run finishes.
+            const std::function<void(node&)> fits = [sends](node& me) {
+                int in[1];
+                const int mine[1] = {me.id()};
+                for (int j = 0; j + 1 < sends; ++j)
+                    me.send(2, std::span<const int>(mine));
+                for (int j = 0; j + 1 < sends; ++j)
+                    me.recv(2, std::span<int>(in));
+            };
+            if (capacity) check_same(net.run(fits), here.run(fits));
+            // The machine still runs.
+            check_same(net.run(ordered(got)), here.run(ordered(want)));
+            for (int i = 0; i < 8; ++i)
+                if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
+        }
 }
 
 namespace {

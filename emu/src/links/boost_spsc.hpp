@@ -116,8 +116,15 @@ public:
     }
     std::atomic<bool>& reading() noexcept { return consumer_.reading; }
 
-    // spsc_queue has no way to start over; its indices just go on.
-    void rewind() noexcept {}
+    // spsc_queue's own indices just go on; the counts start over, as the
+    // ring's do (a forwarding consumer counts each run's messages from 0).
+    void rewind() noexcept {
+        producer_.pushed.store(0, std::memory_order_relaxed);
+        producer_.bytes.store(0, std::memory_order_relaxed);
+        producer_.consumed_cache = 0;
+        consumer_.consumed.store(0, std::memory_order_relaxed);
+        consumer_.bytes.store(0, std::memory_order_relaxed);
+    }
 
     // For a report made from another thread while neither end moves.
     link_backlog pending() const noexcept {

@@ -21,8 +21,8 @@
 //   buffer (node.cpp, pending_deliveries).
 // - pending(): what is unread, callable from another thread while both ends
 //   are parked (the deadlock report), without a data race.
-// - rewind(): between runs, on an empty link; pushed() and consumed() may
-//   count from 0 again.
+// - rewind(): between runs, on an empty link; pushed() and consumed() count
+//   from 0 again.
 // - Forwarding, for a consumer that hands messages on and learns later that
 //   they were taken at the far end (a backend whose link ends in another
 //   process): message n (from 0, in order) is read with forwardable(n) and
@@ -77,7 +77,7 @@ concept spsc_link = std::constructible_from<L, std::size_t, slot_place> &&
     { c.consumed() } -> std::same_as<std::uint64_t>;
     { l.reading() } -> std::same_as<std::atomic<bool>&>;
     { c.pending() } -> std::same_as<link_backlog>;
-    l.rewind(); // both ends idle, nothing unread: may start over (counts from 0)
+    l.rewind(); // both ends idle, nothing unread: starts over (counts from 0)
     // hints: start fetching what a push or a receive reads first
     c.prefetch_producer();
     c.prefetch_consumer();
