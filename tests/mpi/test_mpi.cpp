@@ -208,10 +208,24 @@ TEST_CASE("over MPI, a node that throws fails the run on every rank with the sam
     machine net(over_mpi({.dim = 3}));
     // Node 5 throws while the others wait for messages that never come (they
     // are cancelled on every rank); then node 7 throws after the others have
-    // returned (their ranks may be done before they hear of it).
+    // returned (their ranks may be done before they hear of it); then node 5
+    // fails on node 1's large payload, which node 1 lends from its own buffer
+    // across ranks, so node 1 unwinds while the payload is still lent.
     const std::vector<std::function<void(node&)>> programs = {
         [](node& me) {
             if (me.id() == 5) throw pivot_error("bad pivot 0.0 in row 5");
+            int x[1];
+            me.recv(0, std::span<int>(x));
+        },
+        [](node& me) {
+            if (me.id() == 5) try {
+                    double x[1];
+                    me.recv(me.dim() - 1, std::span<double>(x)); // 8192 come
+                } catch (const error& e) {
+                    throw pivot_error(std::string("row 5: ") + e.what());
+                }
+            std::vector<double> out(8192, me.id()), in(8192);
+            me.exchange(me.dim() - 1, std::span<const double>(out), std::span<double>(in));
             int x[1];
             me.recv(0, std::span<int>(x));
         },

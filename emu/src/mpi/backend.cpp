@@ -184,7 +184,6 @@ private:
     bool progress_locked();
     bool receive_all();
     void receive_link(const posted_receives::message& msg);
-    void receive_bulk(descriptor& a, std::size_t bytes, int source);
     void receive_cancel(const MPI_Status& st);
     void announce_failure();
     void declare_deadlock();
@@ -326,7 +325,7 @@ void mpi_backend::finish() {
     // when one does not answer or none moved since it last asked.
     auto quiet_since = std::chrono::steady_clock::now();
     std::vector<std::optional<std::uint64_t>> last(static_cast<std::size_t>(ranks));
-    for (idle_backoff idle; ended_ + 1 < std::size_t(ranks);) {
+    for (idle_backoff idle; ended_ + 1 < std::size_t(ranks) || links_->landing();) {
         if (progress_locked()) {
             idle.reset();
             quiet_since = std::chrono::steady_clock::now();
@@ -376,6 +375,7 @@ bool mpi_backend::progress_locked() {
     bool moved = links_->ship_all();
     moved |= routed_.send_outbox();
     moved |= receive_all();
+    moved |= links_->land();
     moved |= links_->tell_taken();
     waves_.poll(routed_.others_choose() || m_.choosing.load(std::memory_order_relaxed),
                 routed_.used());
@@ -448,26 +448,12 @@ void mpi_backend::receive_link(const posted_receives::message& msg) {
         expected_ += h.count;
         return;
     case bulk_kind:
-        receive_bulk(a, std::size_t(h.count), msg.source);
-        break;
+        ++received_;
+        return links_->arrived_bulk(h.from ^ (1 << h.dim), h.dim, a, h.prompt != 0,
+                                    std::size_t(h.count), msg.source);
     }
     ++received_;
     links_->arrived(h.from ^ (1 << h.dim), h.dim, a, h.prompt != 0);
-}
-
-// A bulk message's payload follows its header (wire.hpp): it is received
-// straight into the buffer that becomes the message's payload.
-void mpi_backend::receive_bulk(descriptor& a, std::size_t bytes, int source) {
-    void* const at = payload_alloc(bytes);
-    if (!at) comm_.abort("out of memory for a message of " + std::to_string(bytes) + " bytes");
-    MPI_Request request = MPI_REQUEST_NULL;
-    check(MPI_Irecv(at, int(bytes), MPI_BYTE, source, bulk_tag, comm_.links_handle(), &request),
-          "MPI_Irecv");
-    comm_.wait(request, "receiving a large message's payload");
-    comm_.count_received();
-    a.bytes = std::uint32_t(bytes);
-    a.kind = payload::heap;
-    a.ptr = at;
 }
 
 // A local node threw: every other rank cancels its nodes too. It may come

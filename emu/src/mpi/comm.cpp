@@ -87,6 +87,16 @@ void comm::isend_link(std::vector<std::byte> buffer, int peer, int tag) {
     isend_on(links_, std::move(buffer), peer, tag, true);
 }
 
+void comm::isend_link_from(const void* data, std::size_t bytes, int peer, int tag,
+                           MPI_Request& request) {
+    ++sent_;
+    check(MPI_Isend(data, int(bytes), MPI_BYTE, peer, tag, links_, &request), "MPI_Isend");
+}
+
+void comm::irecv_link_into(void* at, std::size_t bytes, int source, int tag, MPI_Request& request) {
+    check(MPI_Irecv(at, int(bytes), MPI_BYTE, source, tag, links_, &request), "MPI_Irecv");
+}
+
 void comm::isend_on(MPI_Comm on, std::vector<std::byte> buffer, int peer, int tag, bool counted) {
     if (counted) ++sent_;
     sends_.push_back({std::move(buffer), MPI_REQUEST_NULL});

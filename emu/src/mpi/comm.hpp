@@ -76,6 +76,12 @@ public:
     void isend(std::vector<std::byte> buffer, int peer, int tag, bool counted = true);
     // The same on the links' communicator (counted).
     void isend_link(std::vector<std::byte> buffer, int peer, int tag);
+    // On the links' communicator, counted: a send from a buffer the caller
+    // keeps until `request` completes, and a receive into one.
+    void isend_link_from(const void* data, std::size_t bytes, int peer, int tag,
+                         MPI_Request& request);
+    void irecv_link_into(void* at, std::size_t bytes, int source, int tag, MPI_Request& request);
+    static bool completed(MPI_Request& request);
     // Forgets the completed sends, in order; with `all`, waits for every one.
     void retire_sends(bool all);
     // A message of `count` bytes from st's source and tag into `at`.
@@ -119,7 +125,6 @@ private:
         std::vector<std::byte> buffer;
         MPI_Request request;
     };
-    static bool completed(MPI_Request& request);
     bool answer_pings();
     liveness take(const MPI_Status& st);
     void isend_on(MPI_Comm on, std::vector<std::byte> buffer, int peer, int tag, bool counted);

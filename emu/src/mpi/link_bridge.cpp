@@ -2,6 +2,8 @@
 #include "link_bridge.hpp"
 
 #include <algorithm>
+#include <cassert>
+#include <deque>
 
 #include "../links/copy_out.hpp"
 #include "../park.hpp"
@@ -30,7 +32,7 @@ public:
 
     bool ship_all() override {
         bool moved = false;
-        if (m_.cancelled.load(std::memory_order_acquire)) return false;
+        if (m_.cancelled.load(std::memory_order_acquire)) return retire_lent();
         for (auto& o : outgoing_)
             while (o.link->forwardable(o.shipped)) {
                 if (!ship(o)) return moved;
@@ -41,6 +43,15 @@ public:
 
     void taken(int node, int dim, std::uint64_t count) override {
         out_link& o = outgoing_[index(node, dim)];
+        // Taken means received: a lent payload's send completes at once.
+        if (!o.lent.empty()) {
+            while (!o.lent.empty() && o.lent.front().message < count) {
+                comm_.wait(o.lent.front().request, "sending a large message's payload");
+                o.lent.pop_front();
+                --lent_;
+            }
+            if (o.lent.empty()) o.link->reading().store(false, std::memory_order_release);
+        }
         o.link->taken_up_to(count);
         o.asked = false;
         wake(m_, m_.nodes[o.node], wake_event::take);
@@ -52,18 +63,46 @@ public:
     }
 
     void arrived(int node, int dim, const descriptor& d, bool prompt) override {
-        in_link& in = incoming_[index(node, dim)];
-        if (!in.link->writable())
-            comm_.abort("a message from node " + std::to_string(node ^ (1 << dim)) + " to node " +
-                        std::to_string(node) + " on dim " + std::to_string(dim) +
-                        " found its link full: the sender's rank shipped more than the link "
-                        "holds (a bug in hcube)");
-        in.link->back() = d;
-        in.link->publish();
-        ++in.delivered;
-        if (prompt) in.due = std::min(in.due, in.delivered);
-        wake(m_, m_.nodes[in.node], wake_event::arrival);
+        const std::size_t i = index(node, dim);
+        if (incoming_[i].queued) {
+            arrivals_.push_back({i, d, prompt, false, MPI_REQUEST_NULL});
+            ++incoming_[i].queued;
+        } else {
+            deliver(incoming_[i], d, prompt);
+        }
     }
+
+    void arrived_bulk(int node, int dim, descriptor d, bool prompt, std::size_t bytes,
+                      int source) override {
+        void* const at = payload_alloc(bytes);
+        if (!at) comm_.abort("out of memory for a message of " + std::to_string(bytes) + " bytes");
+        d.bytes = std::uint32_t(bytes);
+        d.kind = payload::heap;
+        d.ptr = at;
+        const std::size_t i = index(node, dim);
+        arrivals_.push_back({i, d, prompt, true, MPI_REQUEST_NULL});
+        comm_.irecv_link_into(at, bytes, source, bulk_tag, arrivals_.back().request);
+        ++incoming_[i].queued;
+    }
+
+    bool land() override {
+        bool moved = false;
+        while (!arrivals_.empty()) {
+            arrival& l = arrivals_.front();
+            if (l.bulk) {
+                if (!comm::completed(l.request)) break;
+                comm_.count_received();
+            }
+            in_link& in = incoming_[l.link];
+            --in.queued;
+            deliver(in, l.d, l.prompt);
+            arrivals_.pop_front();
+            moved = true;
+        }
+        return moved;
+    }
+
+    bool landing() const override { return !arrivals_.empty(); }
 
     bool tell_taken() override {
         bool told = false;
@@ -81,6 +120,7 @@ public:
     }
 
     bool settled() const override {
+        if (!arrivals_.empty()) return false;
         for (const auto& o : outgoing_)
             if (o.link->forwardable(o.shipped)) return false;
         for (const auto& in : incoming_)
@@ -89,7 +129,13 @@ public:
     }
 
     void end_run() override {
+        assert(arrivals_.empty());
         for (auto& o : outgoing_) {
+            // A cancelled run's payloads still lent: each was received.
+            for (auto& l : o.lent)
+                comm_.wait(l.request, "sending a large message's payload");
+            if (!o.lent.empty()) o.link->reading().store(false, std::memory_order_release);
+            o.lent.clear();
             o.link->taken_up_to(o.shipped);
             o.shipped = 0;
             o.asked = false;
@@ -98,6 +144,7 @@ public:
             in.delivered = in.told = 0;
             in.due = batch_;
         }
+        lent_ = 0;
     }
 
 private:
@@ -107,6 +154,13 @@ private:
         int dim;
         std::uint64_t shipped = 0; // this run's, each held until taken
         bool asked = false;        // full, and the receiver's rank was asked
+        // Payloads sent from the sender's own buffer, in order: the link's
+        // reading() flag stays up until their sends complete.
+        struct lent_payload {
+            std::uint64_t message; // its number in the run
+            MPI_Request request;
+        };
+        std::deque<lent_payload> lent = {};
     };
     struct in_link {
         L* link;
@@ -114,6 +168,15 @@ private:
         int dim;
         std::uint64_t delivered = 0, told = 0; // this run's; told: taken, as last told
         std::uint64_t due = 0;                 // tell the sender once this many were taken
+        std::size_t queued = 0;                // its messages in arrivals_
+    };
+    // An arrived message not yet in its link: its payload still coming (bulk),
+    // or behind one that is.
+    struct arrival {
+        std::size_t link; // in incoming_
+        descriptor d;
+        bool prompt, bulk;
+        MPI_Request request;
     };
 
     // A cross-rank link's entry in outgoing_ or incoming_.
@@ -125,17 +188,20 @@ private:
     // The link's slots: link capacity 0 holds one message.
     std::uint64_t slots() const { return std::max<std::uint64_t>(m_.cfg.link_capacity, 1); }
 
-    // Sends the next message, its payload copied out first, with its header,
-    // or after it when larger than eager_bytes_ (wire.hpp); it stays in the
-    // link until taken. False, with nothing sent, when the run was cancelled
-    // first (settle.hpp drains the link).
+    // Sends the next message with its header, or after it when larger than
+    // eager_bytes_ (wire.hpp): copied out, or a borrowed one from the
+    // sender's buffer, which it lends until the message is taken (a
+    // rendezvous: its sender waits, as a synchronous one's does). The message
+    // stays in the link until taken. False, with nothing sent, when the run
+    // was cancelled first (settle.hpp drains the link).
     bool ship(out_link& o) {
         const descriptor& d = o.link->forwarded(o.shipped);
         const bool bulk = d.bytes > eager_bytes_;
-        std::vector<std::byte> buffer(d.bytes + (bulk ? 0 : sizeof(wire_header)));
-        if (!copy_payload(*o.link, d, buffer.data(), m_.cancelled)) return false;
-        // A borrowed buffer is lent until the message is taken (a rendezvous),
-        // and a synchronous send completes only then: its sender waits.
+        const bool lend = bulk && d.kind == payload::borrowed;
+        std::vector<std::byte> buffer(lend ? 0 : d.bytes + (bulk ? 0 : sizeof(wire_header)));
+        if (lend ? !lend_out(o) : !copy_payload(*o.link, d, buffer.data(), m_.cancelled))
+            return false;
+        const void* const lent = d.ptr;
         const bool prompt = d.kind == payload::borrowed || m_.cfg.link_capacity == 0;
         const wire_header h{bulk ? bulk_kind : data_kind,
                             prompt,
@@ -150,7 +216,12 @@ private:
         ++o.shipped;
         const int peer = peer_of(o.node, o.dim);
         ++sent_to[std::size_t(peer)];
-        if (bulk) {
+        if (lend) {
+            post(comm_, std::vector<std::byte>(sizeof h), h, peer);
+            o.lent.push_back({o.shipped - 1, MPI_REQUEST_NULL});
+            comm_.isend_link_from(lent, h.count, peer, bulk_tag, o.lent.back().request);
+            ++lent_;
+        } else if (bulk) {
             post(comm_, std::vector<std::byte>(sizeof h), h, peer);
             comm_.isend_link(std::move(buffer), peer, bulk_tag);
         } else {
@@ -164,6 +235,46 @@ private:
             o.asked = true;
         }
         return true;
+    }
+
+    // Raises the link's reading() flag for a payload lent to MPI, as
+    // copy_payload does for a copy; false if the run was cancelled first.
+    bool lend_out(out_link& o) {
+        o.link->reading().store(true, std::memory_order_seq_cst);
+        if (!m_.cancelled.load(std::memory_order_seq_cst)) return true;
+        if (o.lent.empty()) o.link->reading().store(false, std::memory_order_release);
+        return false;
+    }
+
+    // A cancelled run: forgets the lent payloads whose sends completed, so
+    // that their senders, which unwind, may free them (link_ops.hpp).
+    bool retire_lent() {
+        bool moved = false;
+        if (!lent_) return false;
+        for (auto& o : outgoing_) {
+            if (o.lent.empty()) continue;
+            while (!o.lent.empty() && comm::completed(o.lent.front().request)) {
+                o.lent.pop_front();
+                --lent_;
+                moved = true;
+            }
+            if (o.lent.empty()) o.link->reading().store(false, std::memory_order_release);
+        }
+        return moved;
+    }
+
+    void deliver(in_link& in, const descriptor& d, bool prompt) {
+        if (!in.link->writable())
+            comm_.abort("a message from node " + std::to_string(in.node ^ (1 << in.dim)) +
+                        " to node " + std::to_string(in.node) + " on dim " +
+                        std::to_string(in.dim) +
+                        " found its link full: the sender's rank shipped more than the link "
+                        "holds (a bug in hcube)");
+        in.link->back() = d;
+        in.link->publish();
+        ++in.delivered;
+        if (prompt) in.due = std::min(in.due, in.delivered);
+        wake(m_, m_.nodes[in.node], wake_event::arrival);
     }
 
     void tell(in_link& in) {
@@ -182,6 +293,8 @@ private:
     std::uint64_t batch_; // taken messages told at once, unless a sender waits
     std::vector<out_link> outgoing_;
     std::vector<in_link> incoming_; // by (receiver, dim)
+    std::deque<arrival> arrivals_;  // in arrival order
+    std::size_t lent_ = 0;          // lent payloads, over every link
 };
 
 } // namespace

@@ -47,6 +47,15 @@ public:
     // A message for local node `node` on dimension `dim` arrived; `prompt`:
     // its sender waits until it is taken.
     virtual void arrived(int node, int dim, const descriptor& d, bool prompt) = 0;
+    // The same for a message whose `bytes` of payload follow from rank
+    // `source` (wire.hpp, bulk): received without waiting, delivered once in.
+    virtual void arrived_bulk(int node, int dim, descriptor d, bool prompt, std::size_t bytes,
+                              int source) = 0;
+    // Delivers the arrived messages whose payloads are in, in arrival order;
+    // true if one moved.
+    virtual bool land() = 0;
+    // Whether an arrived message is not delivered yet.
+    virtual bool landing() const = 0;
     // Local node `node`'s link on dimension `dim`: the receiver took its
     // first `count` messages of the run.
     virtual void taken(int node, int dim, std::uint64_t count) = 0;
@@ -56,7 +65,7 @@ public:
     virtual bool tell_taken() = 0;
     // Tells senders everything local nodes took (before the end markers).
     virtual void tell_all_taken() = 0;
-    // Nothing to ship, nothing a waiting sender must be told.
+    // Nothing to ship or to deliver, nothing a waiting sender must be told.
     virtual bool settled() const = 0;
     // At the end of a run: what was shipped counts as taken (the receivers
     // report what their nodes left), and every count starts over.
