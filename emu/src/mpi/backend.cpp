@@ -316,8 +316,8 @@ void mpi_backend::finish() {
     const int ranks = comm_.ranks();
     for (int peer = 0; peer < ranks; ++peer)
         if (peer != rank()) {
-            const wire_header h{end_kind, false, rank(), 0,
-                                0,        0,     0,      links_->sent_to[std::size_t(peer)]};
+            const wire_header h{
+                end_kind, false, rank(), 0, 0, 0, 0, links_->sent_to[std::size_t(peer)], 0};
             post(comm_, std::vector<std::byte>(sizeof h), h, peer);
         }
     // Ranks still working need not send this one anything: after each quiet
@@ -449,10 +449,12 @@ void mpi_backend::receive_link(const posted_receives::message& msg) {
         return;
     case bulk_kind:
         ++received_;
+        links_->taken(h.from ^ (1 << h.dim), h.dim, h.taken);
         return links_->arrived_bulk(h.from ^ (1 << h.dim), h.dim, a, h.prompt != 0,
                                     std::size_t(h.count), msg.source);
     }
     ++received_;
+    links_->taken(h.from ^ (1 << h.dim), h.dim, h.taken);
     links_->arrived(h.from ^ (1 << h.dim), h.dim, a, h.prompt != 0);
 }
 

@@ -43,6 +43,7 @@ public:
 
     void taken(int node, int dim, std::uint64_t count) override {
         out_link& o = outgoing_[index(node, dim)];
+        if (count <= o.link->consumed()) return; // known: a data message said it
         // Taken means received: a lent payload's send completes at once.
         if (!o.lent.empty()) {
             while (!o.lent.empty() && o.lent.front().message < count) {
@@ -210,7 +211,8 @@ private:
                             d.type,
                             d.arrival.time,
                             d.arrival.steps,
-                            bulk ? d.bytes : 0};
+                            bulk ? d.bytes : 0,
+                            told(incoming_[index(o.node, o.dim)])};
         if (d.kind == payload::heap) payload_free(const_cast<void*>(d.ptr));
         o.link->hand_on(o.shipped);
         ++o.shipped;
@@ -230,7 +232,7 @@ private:
         // Full: the sender waits for the next message taken, which the
         // receiver's rank would otherwise tell only every half capacity.
         if (o.shipped - o.link->consumed() == slots() && batch_ > 1 && !o.asked) {
-            const wire_header ask{ask_kind, false, o.node, o.dim, 0, 0, 0, 0};
+            const wire_header ask{ask_kind, false, o.node, o.dim, 0, 0, 0, 0, 0};
             post(comm_, std::vector<std::byte>(sizeof ask), ask, peer);
             o.asked = true;
         }
@@ -277,13 +279,20 @@ private:
         wake(m_, m_.nodes[in.node], wake_event::arrival);
     }
 
-    void tell(in_link& in) {
+    // What the link's receiver took, as the sender's rank is now told (by a
+    // taken message, or in a data message the other way): the next tell is
+    // due a batch later, unless a waiting sender still needs one sooner.
+    std::uint64_t told(in_link& in) {
         const std::uint64_t taken = in.link->consumed();
-        const int sender = in.node ^ (1 << in.dim);
-        const wire_header h{taken_kind, false, sender, in.dim, 0, 0, 0, taken};
-        post(comm_, std::vector<std::byte>(sizeof h), h, peer_of(in.node, in.dim));
         in.told = taken;
-        in.due = taken + batch_;
+        if (in.due <= taken) in.due = taken + batch_;
+        return taken;
+    }
+
+    void tell(in_link& in) {
+        const int sender = in.node ^ (1 << in.dim);
+        const wire_header h{taken_kind, false, sender, in.dim, 0, 0, 0, told(in), 0};
+        post(comm_, std::vector<std::byte>(sizeof h), h, peer_of(in.node, in.dim));
     }
 
     machine_state& m_;

@@ -42,10 +42,14 @@ struct wire_header {
     std::int64_t arrival_steps;
     std::uint64_t count; // end: data messages this rank sent to the receiver;
                          // bulk: the payload's bytes; taken: messages taken
+    std::uint64_t taken; // data, bulk: what the sending node took of the
+                         // link the other way (as taken's count)
 };
 // bulk: a data message whose payload follows on bulk_tag. taken: the
-// receiver's node has taken the link's first `count` messages of the run;
-// ask: the sender's link is full, say when one is taken (link_bridge.hpp).
+// receiver's node has taken the link's first `count` messages of the run,
+// which every data message also says of the link the other way, so traffic
+// both ways needs no taken messages; ask: the sender's link is full, say
+// when one is taken (link_bridge.hpp).
 enum : std::int16_t { data_kind = 1, end_kind, taken_kind, bulk_kind, ask_kind };
 
 constexpr int routed_tag = 8; // routed traffic: a routed_header
