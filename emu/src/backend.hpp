@@ -83,6 +83,10 @@ public:
     // (only with polls): true once ready() holds. With caller_runs_node it
     // returns only then.
     virtual bool wait_polling(node_state& s, ready_ref ready, const wait_info& info) = 0;
+    // Local node `node` took a message on dimension `dim` (only with polls):
+    // a sender in another process that waits for that hears it now, not when
+    // the node next sends or waits.
+    virtual void took(int node, int dim) = 0;
 
     // Routed traffic (router.hpp). Whether it has begun this run, as far as
     // this process knows.

@@ -37,6 +37,7 @@ public:
     void connect() override {}
     void begin_run() override {}
     bool progress() override { return false; }
+    void took(int, int) override {}
     bool wait_polling(node_state&, ready_ref ready, const wait_info&) override { return ready(); }
 
     bool routed_used() const noexcept override { return m_.routes.used(); }

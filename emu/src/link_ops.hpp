@@ -202,6 +202,7 @@ struct access {
         const vclock dur = m.message_duration(d.bytes, elem);
         l.pop();
         wake(m, m.nodes[id ^ (1 << k)], wake_event::take);
+        if (m.polls) m.world->took(id, k);
         charge_receive(m, s, arrival, dur);
         if (m.cfg.trace) record_receipt(s, id ^ (1 << k), k);
     }

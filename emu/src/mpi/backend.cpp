@@ -133,6 +133,12 @@ public:
         return false;
     }
 
+    void took(int node, int dim) override {
+        if (dim < inner_) return;
+        // Busy: the thread that holds it tells in its progress.
+        if (std::unique_lock turn(mu_, std::try_to_lock); turn) links_->tell_due(node, dim);
+    }
+
     bool routed_used() const noexcept override { return routed_.used(); }
 
     void submit_routed(routed_message& msg, vclock bound) override {

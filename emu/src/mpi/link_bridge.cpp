@@ -115,6 +115,11 @@ public:
         return told;
     }
 
+    void tell_due(int node, int dim) override {
+        in_link& in = incoming_[index(node, dim)];
+        if (in.link->consumed() >= in.due) tell(in);
+    }
+
     void tell_all_taken() override {
         for (auto& in : incoming_)
             if (in.link->consumed() > in.told) tell(in);

@@ -63,6 +63,8 @@ public:
     virtual void asked(int node, int dim) = 0;
     // Tells senders what local nodes took, where due; true if it told one.
     virtual bool tell_taken() = 0;
+    // The same for the link to local node `node` on dimension `dim`.
+    virtual void tell_due(int node, int dim) = 0;
     // Tells senders everything local nodes took (before the end markers).
     virtual void tell_all_taken() = 0;
     // Nothing to ship or to deliver, nothing a waiting sender must be told.
