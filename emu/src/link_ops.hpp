@@ -37,7 +37,7 @@ namespace {
 // (rendezvous exchange) or a synchronous link. If the node unwinds with a
 // borrowed buffer outstanding, the run is cancelled and we wait until no
 // receiver is copying from it (links/link.hpp, reading()), so none reads freed
-// memory; a backend that moves messages itself sends it meanwhile.
+// memory.
 template <spsc_link L, int Capacity>
 class pending_deliveries {
 public:
@@ -68,10 +68,8 @@ public:
         m_.cancel(id_);
         for (int i = 0; i < n_; ++i)
             while (items_[i].borrowed &&
-                   s_.out_link<L>(items_[i].k).reading().load(std::memory_order_seq_cst)) {
-                if (m_.polls) m_.world->progress();
+                   s_.out_link<L>(items_[i].k).reading().load(std::memory_order_seq_cst))
                 m_.exec->yield();
-            }
     }
 
 private:

@@ -209,8 +209,8 @@ TEST_CASE("over MPI, a node that throws fails the run on every rank with the sam
     // Node 5 throws while the others wait for messages that never come (they
     // are cancelled on every rank); then node 7 throws after the others have
     // returned (their ranks may be done before they hear of it); then node 5
-    // fails on node 1's large payload, which node 1 lends from its own buffer
-    // across ranks, so node 1 unwinds while the payload is still lent.
+    // fails on node 1's large payload, which node 1's exchange lends across
+    // ranks until it is taken, so node 1 unwinds while it is still lent.
     const std::vector<std::function<void(node&)>> programs = {
         [](node& me) {
             if (me.id() == 5) throw pivot_error("bad pivot 0.0 in row 5");

@@ -87,12 +87,6 @@ void comm::isend_link(std::vector<std::byte> buffer, int peer, int tag) {
     isend_on(links_, std::move(buffer), peer, tag, true);
 }
 
-void comm::isend_link_from(const void* data, std::size_t bytes, int peer, int tag,
-                           MPI_Request& request) {
-    ++sent_;
-    check(MPI_Isend(data, int(bytes), MPI_BYTE, peer, tag, links_, &request), "MPI_Isend");
-}
-
 void comm::irecv_link_into(void* at, std::size_t bytes, int source, int tag, MPI_Request& request) {
     check(MPI_Irecv(at, int(bytes), MPI_BYTE, source, tag, links_, &request), "MPI_Irecv");
 }

@@ -76,10 +76,8 @@ public:
     void isend(std::vector<std::byte> buffer, int peer, int tag, bool counted = true);
     // The same on the links' communicator (counted).
     void isend_link(std::vector<std::byte> buffer, int peer, int tag);
-    // On the links' communicator, counted: a send from a buffer the caller
-    // keeps until `request` completes, and a receive into one.
-    void isend_link_from(const void* data, std::size_t bytes, int peer, int tag,
-                         MPI_Request& request);
+    // On the links' communicator: a receive into a buffer the caller keeps
+    // until `request` completes.
     void irecv_link_into(void* at, std::size_t bytes, int source, int tag, MPI_Request& request);
     static bool completed(MPI_Request& request);
     // Forgets the completed sends, in order; with `all`, waits for every one.

@@ -32,7 +32,7 @@ public:
 
     bool ship_all() override {
         bool moved = false;
-        if (m_.cancelled.load(std::memory_order_acquire)) return retire_lent();
+        if (m_.cancelled.load(std::memory_order_acquire)) return false;
         for (auto& o : outgoing_)
             while (o.link->forwardable(o.shipped)) {
                 if (!ship(o)) return moved;
@@ -44,15 +44,6 @@ public:
     void taken(int node, int dim, std::uint64_t count) override {
         out_link& o = outgoing_[index(node, dim)];
         if (count <= o.link->consumed()) return; // known: a data message said it
-        // Taken means received: a lent payload's send completes at once.
-        if (!o.lent.empty()) {
-            while (!o.lent.empty() && o.lent.front().message < count) {
-                comm_.wait(o.lent.front().request, "sending a large message's payload");
-                o.lent.pop_front();
-                --lent_;
-            }
-            if (o.lent.empty()) o.link->reading().store(false, std::memory_order_release);
-        }
         o.link->taken_up_to(count);
         o.asked = false;
         wake(m_, m_.nodes[o.node], wake_event::take);
@@ -61,6 +52,7 @@ public:
     void asked(int node, int dim) override {
         in_link& in = incoming_[index(node, dim)];
         in.due = std::min(in.due, in.told + 1);
+        in.waited = true;
     }
 
     void arrived(int node, int dim, const descriptor& d, bool prompt) override {
@@ -117,7 +109,7 @@ public:
 
     void tell_due(int node, int dim) override {
         in_link& in = incoming_[index(node, dim)];
-        if (in.link->consumed() >= in.due) tell(in);
+        if (in.waited && in.link->consumed() >= in.due) tell(in);
     }
 
     void tell_all_taken() override {
@@ -137,11 +129,6 @@ public:
     void end_run() override {
         assert(arrivals_.empty());
         for (auto& o : outgoing_) {
-            // A cancelled run's payloads still lent: each was received.
-            for (auto& l : o.lent)
-                comm_.wait(l.request, "sending a large message's payload");
-            if (!o.lent.empty()) o.link->reading().store(false, std::memory_order_release);
-            o.lent.clear();
             o.link->taken_up_to(o.shipped);
             o.shipped = 0;
             o.asked = false;
@@ -149,8 +136,8 @@ public:
         for (auto& in : incoming_) {
             in.delivered = in.told = 0;
             in.due = batch_;
+            in.waited = false;
         }
-        lent_ = 0;
     }
 
 private:
@@ -160,13 +147,6 @@ private:
         int dim;
         std::uint64_t shipped = 0; // this run's, each held until taken
         bool asked = false;        // full, and the receiver's rank was asked
-        // Payloads sent from the sender's own buffer, in order: the link's
-        // reading() flag stays up until their sends complete.
-        struct lent_payload {
-            std::uint64_t message; // its number in the run
-            MPI_Request request;
-        };
-        std::deque<lent_payload> lent = {};
     };
     struct in_link {
         L* link;
@@ -175,6 +155,7 @@ private:
         std::uint64_t delivered = 0, told = 0; // this run's; told: taken, as last told
         std::uint64_t due = 0;                 // tell the sender once this many were taken
         std::size_t queued = 0;                // its messages in arrivals_
+        bool waited = false;                   // due, because its sender waits
     };
     // An arrived message not yet in its link: its payload still coming (bulk),
     // or behind one that is.
@@ -194,20 +175,20 @@ private:
     // The link's slots: link capacity 0 holds one message.
     std::uint64_t slots() const { return std::max<std::uint64_t>(m_.cfg.link_capacity, 1); }
 
-    // Sends the next message with its header, or after it when larger than
-    // eager_bytes_ (wire.hpp): copied out, or a borrowed one from the
-    // sender's buffer, which it lends until the message is taken (a
-    // rendezvous: its sender waits, as a synchronous one's does). The message
-    // stays in the link until taken. False, with nothing sent, when the run
-    // was cancelled first (settle.hpp drains the link).
+    // Sends the next message, its payload copied out first, with its header,
+    // or after it when larger than eager_bytes_ (wire.hpp); it stays in the
+    // link until taken. A borrowed payload is copied too: sent from the
+    // node's buffer, the receiver's read left that buffer's cache lines with
+    // the other core, and the node's next write to it (a reduction's
+    // combine) took longer than the copy (docs/mpi.md). False, with nothing
+    // sent, when the run was cancelled first (settle.hpp drains the link).
     bool ship(out_link& o) {
         const descriptor& d = o.link->forwarded(o.shipped);
         const bool bulk = d.bytes > eager_bytes_;
-        const bool lend = bulk && d.kind == payload::borrowed;
-        std::vector<std::byte> buffer(lend ? 0 : d.bytes + (bulk ? 0 : sizeof(wire_header)));
-        if (lend ? !lend_out(o) : !copy_payload(*o.link, d, buffer.data(), m_.cancelled))
-            return false;
-        const void* const lent = d.ptr;
+        std::vector<std::byte> buffer(d.bytes + (bulk ? 0 : sizeof(wire_header)));
+        if (!copy_payload(*o.link, d, buffer.data(), m_.cancelled)) return false;
+        // A borrowed buffer is lent until the message is taken (a rendezvous),
+        // and a synchronous send completes only then: its sender waits.
         const bool prompt = d.kind == payload::borrowed || m_.cfg.link_capacity == 0;
         const wire_header h{bulk ? bulk_kind : data_kind,
                             prompt,
@@ -223,12 +204,7 @@ private:
         ++o.shipped;
         const int peer = peer_of(o.node, o.dim);
         ++sent_to[std::size_t(peer)];
-        if (lend) {
-            post(comm_, std::vector<std::byte>(sizeof h), h, peer);
-            o.lent.push_back({o.shipped - 1, MPI_REQUEST_NULL});
-            comm_.isend_link_from(lent, h.count, peer, bulk_tag, o.lent.back().request);
-            ++lent_;
-        } else if (bulk) {
+        if (bulk) {
             post(comm_, std::vector<std::byte>(sizeof h), h, peer);
             comm_.isend_link(std::move(buffer), peer, bulk_tag);
         } else {
@@ -244,32 +220,6 @@ private:
         return true;
     }
 
-    // Raises the link's reading() flag for a payload lent to MPI, as
-    // copy_payload does for a copy; false if the run was cancelled first.
-    bool lend_out(out_link& o) {
-        o.link->reading().store(true, std::memory_order_seq_cst);
-        if (!m_.cancelled.load(std::memory_order_seq_cst)) return true;
-        if (o.lent.empty()) o.link->reading().store(false, std::memory_order_release);
-        return false;
-    }
-
-    // A cancelled run: forgets the lent payloads whose sends completed, so
-    // that their senders, which unwind, may free them (link_ops.hpp).
-    bool retire_lent() {
-        bool moved = false;
-        if (!lent_) return false;
-        for (auto& o : outgoing_) {
-            if (o.lent.empty()) continue;
-            while (!o.lent.empty() && comm::completed(o.lent.front().request)) {
-                o.lent.pop_front();
-                --lent_;
-                moved = true;
-            }
-            if (o.lent.empty()) o.link->reading().store(false, std::memory_order_release);
-        }
-        return moved;
-    }
-
     void deliver(in_link& in, const descriptor& d, bool prompt) {
         if (!in.link->writable())
             comm_.abort("a message from node " + std::to_string(in.node ^ (1 << in.dim)) +
@@ -280,7 +230,10 @@ private:
         in.link->back() = d;
         in.link->publish();
         ++in.delivered;
-        if (prompt) in.due = std::min(in.due, in.delivered);
+        if (prompt) {
+            in.due = std::min(in.due, in.delivered);
+            in.waited = true;
+        }
         wake(m_, m_.nodes[in.node], wake_event::arrival);
     }
 
@@ -290,7 +243,10 @@ private:
     std::uint64_t told(in_link& in) {
         const std::uint64_t taken = in.link->consumed();
         in.told = taken;
-        if (in.due <= taken) in.due = taken + batch_;
+        if (in.due <= taken) {
+            in.due = taken + batch_;
+            in.waited = false;
+        }
         return taken;
     }
 
@@ -308,7 +264,6 @@ private:
     std::vector<out_link> outgoing_;
     std::vector<in_link> incoming_; // by (receiver, dim)
     std::deque<arrival> arrivals_;  // in arrival order
-    std::size_t lent_ = 0;          // lent payloads, over every link
 };
 
 } // namespace
