@@ -107,7 +107,9 @@ TEST_CASE("every catalog algorithm gives the emulator's virtual time and traffic
 }
 
 TEST_CASE("link_capacity 0 and large rendezvous exchanges cross ranks unchanged") {
-    for (std::size_t capacity : {std::size_t(0), std::size_t(1)}) {
+    // 16 (the default): the sender waits for its lent payload well before
+    // the receiver's rank would tell of a half-capacity batch taken.
+    for (std::size_t capacity : {std::size_t(0), std::size_t(1), std::size_t(16)}) {
         config c{.dim = 3, .ports = port_model::all_port, .link_capacity = capacity};
         c.cost = {2, 1};
         machine here(c), net(over_mpi(c));
@@ -321,32 +323,28 @@ TEST_CASE("over MPI, link capacity means what it does in one process: a sender w
             check_same(net.run(ordered(got)), here.run(ordered(want)));
             for (int i = 0; i < 8; ++i)
                 if (net.is_local(i)) CHECK(got[std::size_t(i)] == 28);
-            // Both ends of every link on dimension 2 (across ranks) send one
-            // message more than the link holds before they receive: the last
-            // send waits for a receive that never comes, so the run deadlocks,
-            // as in one process, with the same report.
-            const int sends = int(capacity) + 1;
-            const std::function<void(node&)> both_send = [sends](node& me) {
-                int in[1];
-                const int mine[1] = {me.id()};
-                for (int j = 0; j < sends; ++j)
-                    me.send(2, std::span<const int>(mine));
-                for (int j = 0; j < sends; ++j)
-                    me.recv(2, std::span<int>(in));
+            // Both ends of every link on dimension 2 (across ranks) send
+            // `sends` messages, then receive them.
+            const auto both_send = [](int sends) -> std::function<void(node&)> {
+                return [sends](node& me) {
+                    int in[1];
+                    const int mine[1] = {me.id()};
+                    for (int j = 0; j < sends; ++j)
+                        me.send(2, std::span<const int>(mine));
+                    for (int j = 0; j < sends; ++j)
+                        me.recv(2, std::span<int>(in));
+                };
             };
-            const std::string want_text = test::failure_text<deadlock_error>(here, both_send);
+            // One more than the link holds: the last send waits for a receive
+            // that never comes, so the run deadlocks, as in one process, with
+            // the same report.
+            const auto over = both_send(int(capacity) + 1);
+            const std::string want_text = test::failure_text<deadlock_error>(here, over);
             REQUIRE(!want_text.empty());
-            CHECK(test::failure_text<deadlock_error>(net, both_send) == want_text);
-            // One message fewer fits: the run finishes.
-            const std::function<void(node&)> fits = [sends](node& me) {
-                int in[1];
-                const int mine[1] = {me.id()};
-                for (int j = 0; j + 1 < sends; ++j)
-                    me.send(2, std::span<const int>(mine));
-                for (int j = 0; j + 1 < sends; ++j)
-                    me.recv(2, std::span<int>(in));
-            };
-            if (capacity) check_same(net.run(fits), here.run(fits));
+            CHECK(test::failure_text<deadlock_error>(net, over) == want_text);
+            // As many as it holds: the run finishes.
+            if (capacity)
+                check_same(net.run(both_send(int(capacity))), here.run(both_send(int(capacity))));
             // The machine still runs.
             check_same(net.run(ordered(got)), here.run(ordered(want)));
             for (int i = 0; i < 8; ++i)
