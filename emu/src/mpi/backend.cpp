@@ -453,15 +453,14 @@ void mpi_backend::receive_link(const posted_receives::message& msg) {
         ended_from_[std::size_t(msg.source)] = true;
         expected_ += h.count;
         return;
-    case bulk_kind:
-        ++received_;
-        links_->taken(h.from ^ (1 << h.dim), h.dim, h.taken);
-        return links_->arrived_bulk(h.from ^ (1 << h.dim), h.dim, a, h.prompt != 0,
-                                    std::size_t(h.count), msg.source);
     }
     ++received_;
-    links_->taken(h.from ^ (1 << h.dim), h.dim, h.taken);
-    links_->arrived(h.from ^ (1 << h.dim), h.dim, a, h.prompt != 0);
+    const int to = h.from ^ (1 << h.dim);
+    links_->taken(to, h.dim, h.taken);
+    if (h.kind == bulk_kind)
+        links_->arrived_bulk(to, h.dim, a, h.prompt != 0, std::size_t(h.count), msg.source);
+    else
+        links_->arrived(to, h.dim, a, h.prompt != 0);
 }
 
 // A local node threw: every other rank cancels its nodes too. It may come

@@ -81,14 +81,14 @@ public:
     bool land() override {
         bool moved = false;
         while (!arrivals_.empty()) {
-            arrival& l = arrivals_.front();
-            if (l.bulk) {
-                if (!comm::completed(l.request)) break;
+            arrival& a = arrivals_.front();
+            if (a.bulk) {
+                if (!comm::completed(a.request)) break;
                 comm_.count_received();
             }
-            in_link& in = incoming_[l.link];
+            in_link& in = incoming_[a.link];
             --in.queued;
-            deliver(in, l.d, l.prompt);
+            deliver(in, a.d, a.prompt);
             arrivals_.pop_front();
             moved = true;
         }
@@ -134,7 +134,7 @@ public:
             o.asked = false;
         }
         for (auto& in : incoming_) {
-            in.delivered = in.told = 0;
+            in.told = 0;
             in.due = batch_;
             in.waited = false;
         }
@@ -152,10 +152,10 @@ private:
         L* link;
         int node; // the local receiver
         int dim;
-        std::uint64_t delivered = 0, told = 0; // this run's; told: taken, as last told
-        std::uint64_t due = 0;                 // tell the sender once this many were taken
-        std::size_t queued = 0;                // its messages in arrivals_
-        bool waited = false;                   // due, because its sender waits
+        std::uint64_t told = 0; // this run's taken messages, as last told
+        std::uint64_t due = 0;  // tell the sender once this many were taken
+        std::size_t queued = 0; // its messages in arrivals_
+        bool waited = false;    // due, because its sender waits
     };
     // An arrived message not yet in its link: its payload still coming (bulk),
     // or behind one that is.
@@ -229,9 +229,8 @@ private:
                         "holds (a bug in hcube)");
         in.link->back() = d;
         in.link->publish();
-        ++in.delivered;
         if (prompt) {
-            in.due = std::min(in.due, in.delivered);
+            in.due = std::min(in.due, in.link->pushed());
             in.waited = true;
         }
         wake(m_, m_.nodes[in.node], wake_event::arrival);

@@ -8,6 +8,7 @@
 // and the receiver's rank says so (taken, the count so far), so the sender
 // waits on a full link, a rendezvous or a synchronous send exactly as long as
 // one process's would, only later in wall time. The receiver's rank says it
+// in every data message its node sends back on the same dimension, else
 // every half capacity, or at once when the sender waits: its link is full
 // (ask) or it waits for that message (prompt). Since at most `capacity`
 // messages are between the two nodes, the receiver's copy of the link always
