@@ -104,7 +104,7 @@ void force_choice(machine_state& m, node_state& n, std::uint64_t number) {
 // (backend.hpp, all_nodes_here): another process's message may wake a chooser
 // here at any time, and one told while it runs might take the word for its
 // next choice.
-void last_parked(machine_state& m) {
+bool last_parked(machine_state& m) {
     const auto all_parked = [&] {
         for (int i = m.local_begin; i < m.local_end; ++i)
             if (!m.nodes[i].done.load(std::memory_order_acquire) && !m.nodes[i].parked_unrung())
@@ -113,23 +113,34 @@ void last_parked(machine_state& m) {
     };
     // Lenders first: going on, they may send messages with smaller keys than
     // a forced placement's.
-    if (!m.world->traits_of().all_nodes_here) return void(all_parked() && release_loans(m));
+    if (!m.world->traits_of().all_nodes_here) {
+        std::lock_guard lock(m.deciding);
+        return all_parked() && release_loans(m);
+    }
     // Nothing is lent, pending or chosen before routed traffic or a choice
     // begins; the last node's acq_rel on `active` sees a parked node's start.
     const bool choosing = m.choosing.load(std::memory_order_relaxed);
-    if (!choosing && !m.routes.used()) return;
+    if (!choosing && !m.routes.used()) return false;
+    if (const auto hook = decider_hook.load(std::memory_order_relaxed)) hook();
     std::lock_guard lock(m.deciding);
     thread_local std::vector<int> woken;
+    bool acted = false;
     while (all_parked()) {
-        if (release_loans(m)) continue;
-        if (choosing && release_proved_choices(m)) return;
+        if (release_loans(m)) {
+            acted = true;
+            continue;
+        }
+        if (choosing && release_proved_choices(m)) return true;
         if (const int who = choosing ? least_chooser(m) : -1;
             who >= 0 && !m.routes.pending_before(m.nodes[who].pending_choice.load().arrival)) {
-            return force_choice(m, m.nodes[who]);
+            force_choice(m, m.nodes[who]);
+            return true;
         }
-        if (!m.routes.force(woken)) return;
+        if (!m.routes.force(woken)) return acted;
         wake_each(m, woken);
+        acted = true;
     }
+    return acted;
 }
 
 } // namespace hcube::detail

@@ -83,8 +83,11 @@ inline void park_barrier(const machine_state& m) noexcept {
 void about_to_park(machine_state& m, node_state& s);
 // Called by the node whose park or finish left no local node active: when all
 // of them really are parked, a decision nobody can make alone is made here
-// (lent payloads buffered, a choice or a routed placement forced).
-void last_parked(machine_state& m);
+// (lent payloads buffered, a choice or a routed placement forced); true if one
+// was. The deadlock watchdog calls it too (watchdog.hpp).
+bool last_parked(machine_state& m);
+// Run by last_parked before it decides (set_decider_hook, node.hpp).
+extern std::atomic<void (*)()> decider_hook;
 
 // Blocks until ready() holds: a bounded spin (only when nodes have a core
 // each), a few yields, then park on the doorbell (the executor's park).

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <string>
 
+#include "park.hpp"
 #include "routed.hpp"
 
 namespace hcube::detail {
@@ -101,6 +102,10 @@ void run_watchdog::tick() {
     if (m_.cancelled.load(std::memory_order_acquire)) return;
     std::vector<blocked_wait> waits;
     if (sampler_.blocked(waits) < m_.cfg.deadlock_grace) return;
+    // The last node to park may have been kept off its core before it took
+    // the decision lock: the decision it owes is made here, and only a state
+    // that owes none is a deadlock.
+    if (last_parked(m_)) return sampler_.moved();
     deadlock_ = sampler_.described(std::move(waits));
     m_.cancel(deadlock_marker);
 }

@@ -45,7 +45,8 @@ private:
 };
 
 // A deadlock is declared (and the run cancelled) when every unfinished node
-// stayed blocked for config::deadlock_grace. Ticked on the caller of run()'s
+// stayed blocked for config::deadlock_grace and no decision for the parked is
+// due (horizon.cpp, last_parked). Ticked on the caller of run()'s
 // thread only: while it waits for the nodes (backend::await_nodes), and while
 // the node it runs itself sleeps (executor::caller_node).
 class run_watchdog {

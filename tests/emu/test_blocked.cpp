@@ -2,7 +2,9 @@
 // deadlocks, and config::deadlock_grace.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -118,6 +120,56 @@ TEST_CASE("deadlock while blocked in recv_any lists every waiting node") {
             CHECK(w.what == "recv_any on any of its 2 links");
     }
     check_usable(m);
+}
+
+TEST_CASE("a decider kept off its core is no deadlock: the watchdog makes the decision it owes") {
+    // Node 0 chooses between node 1's message (arriving at 3) and node 2's
+    // link, whose sender waits at clock 0 for a chain that node 0's choice
+    // starts (0 -> 1 -> 3 -> 2 -> 0), so its bound proves nothing: the choice
+    // is made once all have parked, by the last of them. That node is
+    // stalled for three graces first, as on a loaded machine: the watchdog
+    // must make the decision, not report a deadlock.
+    static const std::thread::id caller = std::this_thread::get_id();
+    static std::atomic<int> stalls{0};
+    stalls = 0;
+    detail::set_decider_hook([] {
+        // Not the caller's thread: it ticks the watchdog while its node sleeps.
+        if (std::this_thread::get_id() != caller && stalls++ == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    });
+    config c = cfg(2);
+    c.deadlock_grace = std::chrono::milliseconds(50);
+    machine m(c);
+    int first = -1;
+    const run_report r = m.run([&](node& me) {
+        const int one[1] = {me.id()};
+        const auto pass = [&](int from, int to) {
+            (void)me.recv<int>(from);
+            me.send(to, std::span<const int>(one));
+        };
+        switch (me.id()) {
+        case 0:
+            first = me.recv_any<int>().dim;
+            me.send(0, std::span<const int>(one));
+            (void)me.recv<int>(1);
+            break;
+        case 1:
+            me.compute(2);
+            me.send(0, std::span<const int>(one));
+            pass(0, 1);
+            break;
+        case 2:
+            pass(0, 1);
+            break;
+        case 3:
+            pass(1, 0);
+            break;
+        }
+    });
+    detail::set_decider_hook(nullptr);
+    CHECK(stalls.load() > 0);
+    CHECK(first == 0);          // node 1's message
+    CHECK(r.virtual_time == 7); // taken at 3, then four messages in turn
 }
 
 // The report cannot come before the grace period has passed, and a short grace

@@ -51,6 +51,10 @@ struct park_count {
     bool parked = false;
 };
 park_count parks_of(const node& me, int id) noexcept;
+// For tests of the deadlock watchdog: `hook` runs in the node whose park left
+// no node active, just before it decides for the parked ones, where a test
+// stalls it to play a node kept off its core; nullptr removes it.
+void set_decider_hook(void (*hook)()) noexcept;
 } // namespace detail
 
 template <class T>
