@@ -78,8 +78,8 @@ inline double least_duration(const machine_state& m) noexcept {
     return m.message_duration(0, 1).time;
 }
 
-// No message from node `from` arrives before this (another rank's node: 0,
-// which bounds every message).
+// No message from node `from` arrives before this (another rank's node: the
+// bound its rank last told, else 0, which bounds every message).
 inline double earliest_from(const machine_state& m, int from) noexcept {
     const node_state& n = m.nodes[from];
     const double bound = n.next_send.load(std::memory_order_acquire);
@@ -142,7 +142,7 @@ int choose_source(machine_state& m, node_state& s, int id);
 
 // Tells the first local chooser whose candidate the bounds now prove least to
 // take it; false if none is. Only while every local node is parked
-// (last_parked).
+// (last_parked; a backend of several processes, at its quiescence waves).
 bool release_proved_choices(machine_state& m);
 
 } // namespace hcube::detail

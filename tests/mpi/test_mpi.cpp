@@ -432,12 +432,17 @@ TEST_CASE("a routed message that only a forced placement moves: across ranks too
 
 TEST_CASE("programs that choose among sources: the emulator's fingerprint and choices over MPI") {
     // recv_any and recv_routed(any_source) decided by virtual time: rank 0
-    // decides for the job's least candidate once every rank is idle.
+    // decides for the job's least candidate once every rank is idle. Links of
+    // capacity 1 and 0 hold senders back across ranks as in one process.
     for (const test::user_program& u : test::user_programs()) {
         CAPTURE(u.name);
-        for (port_model ports : {port_model::single_port, port_model::all_port}) {
+        for (auto [ports, capacity] : {std::pair{port_model::single_port, std::size_t{16}},
+                                       std::pair{port_model::all_port, std::size_t{16}},
+                                       std::pair{port_model::all_port, std::size_t{1}},
+                                       std::pair{port_model::single_port, std::size_t{0}}}) {
             CAPTURE(to_string(ports));
-            config c{.dim = u.dim, .ports = ports};
+            CAPTURE(capacity);
+            config c{.dim = u.dim, .ports = ports, .link_capacity = capacity};
             c.cost = {2, 0.5};
             c.trace = true;
             c.digest = true;

@@ -50,6 +50,7 @@
 #include "link_bridge.hpp"
 #include "posted_receives.hpp"
 #include "quiescence.hpp"
+#include "remote_bounds.hpp"
 #include "routed_proxy.hpp"
 #include "wire.hpp"
 
@@ -79,8 +80,16 @@ public:
         , inner_(inner_dims(m, comm_))
         , posted_(comm_, eager_bytes(m) + sizeof(wire_header), posted_depth)
         , routed_(m, comm_, inner_)
+        , bounds_(m, comm_, inner_)
         , waves_(
               m, comm_, [this] { return idle(); },
+              [this](bool choosing) {
+                  // As one process's last node to park: loans first.
+                  if (last_parked(m_) || !choosing) return;
+                  bounds_.share();
+                  std::lock_guard lock(m_.deciding);
+                  release_proved_choices(m_);
+              },
               [this](int rank, int node) { routed_.tell_choose(rank, node); },
               [this] { declare_deadlock(); }) {
         const int ranks = comm_.ranks();
@@ -112,6 +121,7 @@ public:
 
     void begin_run() override {
         run_ = routed_.begin_run();
+        bounds_.begin_run(run_);
         waves_.begin_run(run_);
         announced_ = false;
         deadlock_waits_.clear();
@@ -246,7 +256,8 @@ private:
     std::vector<blocked_wait> deadlock_waits_; // this rank's, when rank 0 found a deadlock
 
     routed_proxy routed_;
-    quiescence waves_; // progress() only
+    remote_bounds bounds_; // progress() only
+    quiescence waves_;     // progress() only
 };
 
 // The rank's only node, run by the caller of run() (traits::caller_runs_node):
@@ -263,6 +274,9 @@ bool mpi_backend::wait_inline(node_state& s, ready_ref ready, const wait_info& i
         ~waiting_flag() { on = false; }
     } flag(inline_waiting_);
     s.waiting_for = info; // for the statuses (a chooser's candidate)
+    // As a parking node's (horizon.cpp, about_to_park): the bound other ranks
+    // are told.
+    s.next_send.store(next_send_bound(s).time, std::memory_order_release);
     auto quiet_since = std::chrono::steady_clock::now();
     for (idle_backoff idle(!comm_.oversubscribed()); !ready();) {
         throw_if_cancelled(m_);
@@ -406,6 +420,10 @@ bool mpi_backend::receive_all() {
             break;
         case wave_tag:
             waves_.receive(st);
+            break;
+        case bounds_tag:
+            bounds_.receive(st);
+            moved = true;
             break;
         case ping_tag:
         case pong_tag:

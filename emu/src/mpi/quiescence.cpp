@@ -9,10 +9,12 @@
 namespace hcube::detail::mpi {
 
 quiescence::quiescence(machine_state& m, comm& c, std::function<bool()> idle,
-                       std::function<void(int, int)> tell_choose, std::function<void()> deadlock)
+                       std::function<void(bool)> settle, std::function<void(int, int)> tell_choose,
+                       std::function<void()> deadlock)
     : m_(m)
     , comm_(c)
     , idle_(std::move(idle))
+    , settle_(std::move(settle))
     , tell_choose_(std::move(tell_choose))
     , deadlock_(std::move(deadlock)) {}
 
@@ -30,21 +32,23 @@ void quiescence::receive(const MPI_Status& st) {
         // behind (it is finishing the last): not idle for that wave, which
         // would otherwise wait for this answer for good.
         if (w.kind == probe_kind) {
-            const wave_message busy{status_kind, w.run, w.wave, comm_.rank(), 0, 0, 0, -1, 0,
+            const wave_message busy{status_kind, w.run, w.wave, comm_.rank(), 0, 0, 0, -1, 0, 0,
                                     0,           0,     0};
             comm_.isend(bytes_of(busy), 0, wave_tag, false);
         }
         return;
     }
     if (w.kind == probe_kind)
-        comm_.isend(bytes_of(status_now(w.wave)), 0, wave_tag, false);
+        comm_.isend(bytes_of(status_now(w.wave, w.choosing != 0)), 0, wave_tag, false);
     else
         take_status(w);
 }
 
-wave_message quiescence::status_now(std::uint64_t wave) const {
-    wave_message w{status_kind, run_, wave, comm_.rank(), 0, comm_.sent(), comm_.received(), -1, 0,
-                   0,           0,    0};
+wave_message quiescence::status_now(std::uint64_t wave, bool choosing) {
+    if (idle_()) settle_(choosing);
+    wave_message w{
+        status_kind, run_, wave, comm_.rank(), 0, comm_.sent(), comm_.received(), -1, 0, 0,
+        0,           0,    0};
     w.idle = idle_() ? 1 : 0;
     w.cancelled = m_.cancelled.load(std::memory_order_acquire) ? 1 : 0;
     for (int i = m_.local_begin; i < m_.local_end; ++i) {
@@ -83,10 +87,10 @@ void quiescence::poll(bool choosing, bool routed_used) {
     ++wave_;
     answers_ = 0;
     statuses_.assign(std::size_t(comm_.ranks()), {});
-    const wave_message probe{probe_kind, run_, wave_, 0, 0, 0, 0, -1, 0, 0, 0, 0};
+    const wave_message probe{probe_kind, run_, wave_, 0, 0, 0, 0, -1, 0, 0, 0, 0, choosing};
     for (int r = 1; r < comm_.ranks(); ++r)
         comm_.isend(bytes_of(probe), r, wave_tag, false);
-    take_status(status_now(wave_));
+    take_status(status_now(wave_, choosing));
 }
 
 void quiescence::end_wave() {

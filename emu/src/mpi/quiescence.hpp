@@ -7,7 +7,10 @@
 // often its nodes parked. Two waves in a row in which every rank is idle, the
 // sums of sent and received agree and nobody's counts changed mean that
 // nothing moved in between and nothing was in flight: then rank 0 decides, as
-// in one process.
+// in one process. An idle rank first makes the decisions its own last node
+// to park owes and, while the job chooses, tells its bounds and releases the
+// choices they prove (remote_bounds.hpp), so a quiet job has done all that
+// before rank 0 forces one.
 //
 //   rank 0 --probe w--> every rank --status w (idle, sent, received, parks)--> rank 0
 //   waves w-1 and w: all idle, balanced, the same counts  =>  decide
@@ -33,10 +36,15 @@ namespace hcube::detail::mpi {
 class quiescence {
 public:
     // `idle`: this rank's nodes are all parked or done and it has nothing to
-    // send. `tell_choose(rank, node)`: node of another rank takes its
-    // candidate. `deadlock`: rank 0 found the job deadlocked.
+    // send. `settle(choosing)`: this rank is idle at a wave; it makes the
+    // decisions its last node to park owes (horizon.cpp, last_parked) and,
+    // while the job chooses, tells its bounds and releases the choices they
+    // prove (remote_bounds.hpp).
+    // `tell_choose(rank, node)`: node of another rank takes its candidate.
+    // `deadlock`: rank 0 found the job deadlocked.
     quiescence(machine_state& m, comm& c, std::function<bool()> idle,
-               std::function<void(int, int)> tell_choose, std::function<void()> deadlock);
+               std::function<void(bool)> settle, std::function<void(int, int)> tell_choose,
+               std::function<void()> deadlock);
 
     void begin_run(std::uint32_t run);
     // A wave message arrived (st: its status, wave_tag).
@@ -47,7 +55,7 @@ public:
     void poll(bool choosing, bool routed_used);
 
 private:
-    wave_message status_now(std::uint64_t wave) const;
+    wave_message status_now(std::uint64_t wave, bool choosing);
     void take_status(const wave_message& h);
     void end_wave();
 
@@ -59,6 +67,7 @@ private:
     machine_state& m_;
     comm& comm_;
     std::function<bool()> idle_;
+    std::function<void(bool)> settle_;
     std::function<void(int, int)> tell_choose_;
     std::function<void()> deadlock_;
     std::uint32_t run_ = 0;

@@ -60,6 +60,8 @@ constexpr int wave_tag = 11; // quiescence waves: a wave_message
 // A run cancelled everywhere: a node of the sender's rank threw, or rank 0
 // found a deadlock (a cancel_message; counted, so a wave sees it in flight).
 constexpr int cancel_tag = 12;
+// The horizon's bounds of the sender's nodes (remote_bounds.hpp; counted).
+constexpr int bounds_tag = 14;
 
 struct routed_header {
     std::int32_t kind;
@@ -103,6 +105,7 @@ struct wave_message {
     std::uint64_t parks;     // status: its nodes' parks so far (moves inside the rank)
     std::int32_t unfinished; // status: its nodes not done
     std::int32_t cancelled;  // status: its run is cancelled
+    std::int32_t choosing;   // probe: some node of the job chooses among sources
 };
 enum : std::int32_t { probe_kind = 1, status_kind = 2 };
 
