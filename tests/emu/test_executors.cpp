@@ -300,7 +300,7 @@ TEST_CASE("fibers: a node that writes into the red zone of an unguarded stack fa
     config c = with(executor_kind::fibers, 16);
     c.stack_bytes = min_stack_bytes;
     // The stacks are the subject: Boost's queues, allocated whole, would add
-    // a GiB of fresh pages at d = 16 (60 s under load in the boost suite).
+    // a GiB of fresh pages at d = 16.
     c.links = link_impl::ring;
     const auto guarded = int(footprint_of(c, read_os_limits()).guarded);
     if (guarded >= 1 << c.dim) {
