@@ -78,13 +78,17 @@ inline double least_duration(const machine_state& m) noexcept {
     return m.message_duration(0, 1).time;
 }
 
-// No message from node `from` arrives before this (another rank's node: the
-// bound its rank last told, else 0, which bounds every message).
-inline double earliest_from(const machine_state& m, int from) noexcept {
-    const node_state& n = m.nodes[from];
+// Node n sends nothing before this: its bound, +infinity once it is done
+// (another rank's node: the bound its rank last told, else 0).
+inline double send_bound(const node_state& n) noexcept {
     const double bound = n.next_send.load(std::memory_order_acquire);
     if (n.done.load(std::memory_order_acquire)) return std::numeric_limits<double>::infinity();
-    return bound + least_duration(m);
+    return bound;
+}
+
+// No message from node `from` arrives before this.
+inline double earliest_from(const machine_state& m, int from) noexcept {
+    return send_bound(m.nodes[from]) + least_duration(m);
 }
 
 // A choice is made: no candidate is left published, so a published one

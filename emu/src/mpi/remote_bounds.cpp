@@ -2,8 +2,8 @@
 #include "remote_bounds.hpp"
 
 #include <cstring>
-#include <limits>
 
+#include "../horizon.hpp"
 #include "wire.hpp"
 
 namespace hcube::detail::mpi {
@@ -26,10 +26,7 @@ void remote_bounds::begin_run(std::uint32_t run) {
 void remote_bounds::share() {
     std::vector<entry> rose;
     for (int i = m_.local_begin; i < m_.local_end; ++i) {
-        const node_state& s = m_.nodes[i];
-        const double bound = s.done.load(std::memory_order_acquire)
-                                 ? std::numeric_limits<double>::infinity()
-                                 : s.next_send.load(std::memory_order_acquire);
+        const double bound = send_bound(m_.nodes[i]);
         double& told = told_[std::size_t(i - m_.local_begin)];
         if (bound <= told) continue;
         told = bound;
@@ -43,10 +40,8 @@ void remote_bounds::share() {
 }
 
 void remote_bounds::receive(const MPI_Status& st) {
-    int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    std::vector<entry> entries(std::size_t(count) / sizeof(entry));
-    comm_.receive(entries.data(), count, st);
+    std::vector<entry> entries(comm::bytes_in(st) / sizeof(entry));
+    comm_.receive(entries.data(), entries.size() * sizeof(entry), st);
     comm_.count_received();
     if (entries.empty()) return;
     if (entries.front().run == run_)
