@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include <hcube/error.hpp>
 
@@ -37,6 +38,27 @@ void join_mpi() {
                           std::to_string(provided) +
                           "; hcube calls MPI from its node threads, one at a time, and needs "
                           "MPI_THREAD_SERIALIZED (MPI_Init_thread)");
+}
+
+// Calls post(count, type) with a count and type that carry `bytes` bytes:
+// MPI_BYTE up to 2 GiB, above it one element of 1 MiB blocks and the rest,
+// since MPI's counts are ints and Open MPI 4 has no large-count calls (a
+// probed message is received whole). A pending operation keeps the type it
+// uses after it is freed.
+template <class Post>
+void post_bytes(std::size_t bytes, Post post) {
+    if (bytes <= std::size_t(std::numeric_limits<int>::max())) return post(int(bytes), MPI_BYTE);
+    constexpr std::size_t block = std::size_t(1) << 20;
+    MPI_Datatype blocks = MPI_DATATYPE_NULL, whole = MPI_DATATYPE_NULL;
+    check(MPI_Type_contiguous(int(block), MPI_BYTE, &blocks), "MPI_Type_contiguous");
+    const int lengths[2] = {int(bytes / block), int(bytes % block)};
+    const MPI_Aint at[2] = {0, MPI_Aint(bytes - bytes % block)};
+    MPI_Datatype types[2] = {blocks, MPI_BYTE};
+    check(MPI_Type_create_struct(2, lengths, at, types, &whole), "MPI_Type_create_struct");
+    check(MPI_Type_commit(&whole), "MPI_Type_commit");
+    MPI_Type_free(&blocks);
+    post(1, whole);
+    MPI_Type_free(&whole);
 }
 
 } // namespace
@@ -80,23 +102,40 @@ comm::~comm() {
 }
 
 void comm::isend(std::vector<std::byte> buffer, int peer, int tag, bool counted) {
-    isend_on(comm_, std::move(buffer), peer, tag, counted);
-}
-
-void comm::isend_link(std::vector<std::byte> buffer, int peer, int tag) {
-    isend_on(links_, std::move(buffer), peer, tag, true);
-}
-
-void comm::irecv_link_into(void* at, std::size_t bytes, int source, int tag, MPI_Request& request) {
-    check(MPI_Irecv(at, int(bytes), MPI_BYTE, source, tag, links_, &request), "MPI_Irecv");
-}
-
-void comm::isend_on(MPI_Comm on, std::vector<std::byte> buffer, int peer, int tag, bool counted) {
     if (counted) ++sent_;
     sends_.push_back({std::move(buffer), MPI_REQUEST_NULL});
     send& s = sends_.back();
-    check(MPI_Isend(s.buffer.data(), int(s.buffer.size()), MPI_BYTE, peer, tag, on, &s.request),
-          "MPI_Isend");
+    post_bytes(s.buffer.size(), [&](int count, MPI_Datatype type) {
+        check(MPI_Isend(s.buffer.data(), count, type, peer, tag, comm_, &s.request), "MPI_Isend");
+    });
+}
+
+// The buffer goes with the last piece: sends retire in order (retire_sends).
+void comm::isend_link(std::vector<std::byte> buffer, int peer, int tag) {
+    std::byte* const data = buffer.data();
+    const std::size_t bytes = buffer.size();
+    std::size_t at = 0;
+    do {
+        const std::size_t piece = std::min(piece_bytes, bytes - at);
+        ++sent_;
+        sends_.push_back({{}, MPI_REQUEST_NULL});
+        if (at + piece == bytes) sends_.back().buffer = std::move(buffer);
+        check(MPI_Isend(data + at, int(piece), MPI_BYTE, peer, tag, links_, &sends_.back().request),
+              "MPI_Isend");
+        at += piece;
+    } while (at < bytes);
+}
+
+void comm::irecv_link_into(void* at, std::size_t bytes, int source, int tag,
+                           std::vector<MPI_Request>& pieces) {
+    std::size_t from = 0;
+    do {
+        const std::size_t piece = std::min(piece_bytes, bytes - from);
+        check(MPI_Irecv(static_cast<std::byte*>(at) + from, int(piece), MPI_BYTE, source, tag,
+                        links_, &pieces.emplace_back(MPI_REQUEST_NULL)),
+              "MPI_Irecv");
+        from += piece;
+    } while (from < bytes);
 }
 
 bool comm::completed(MPI_Request& request) {
@@ -115,9 +154,17 @@ void comm::retire_sends(bool all) {
     }
 }
 
-void comm::receive(void* at, int count, const MPI_Status& st) {
-    check(MPI_Recv(at, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
-          "MPI_Recv");
+std::size_t comm::bytes_in(const MPI_Status& st) {
+    MPI_Count bytes = 0;
+    check(MPI_Get_elements_x(&st, MPI_BYTE, &bytes), "MPI_Get_elements_x");
+    return std::size_t(bytes);
+}
+
+void comm::receive(void* at, std::size_t bytes, const MPI_Status& st) {
+    post_bytes(bytes, [&](int count, MPI_Datatype type) {
+        check(MPI_Recv(at, count, type, st.MPI_SOURCE, st.MPI_TAG, comm_, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+    });
 }
 
 void comm::allreduce(void* data, int count, MPI_Datatype type, MPI_Op op, const char* stage) {

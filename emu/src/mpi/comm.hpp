@@ -74,16 +74,20 @@ public:
     // Sends `buffer` (kept until the send completes). Counted sends are this
     // rank's activity; liveness and wave messages are not.
     void isend(std::vector<std::byte> buffer, int peer, int tag, bool counted = true);
-    // The same on the links' communicator (counted).
+    // On the links' communicator, in pieces of piece_bytes (wire.hpp), each
+    // counted.
     void isend_link(std::vector<std::byte> buffer, int peer, int tag);
-    // On the links' communicator: a receive into a buffer the caller keeps
-    // until `request` completes.
-    void irecv_link_into(void* at, std::size_t bytes, int source, int tag, MPI_Request& request);
+    // On the links' communicator: the receives of isend_link's pieces into a
+    // buffer the caller keeps until every one of `pieces` completes.
+    void irecv_link_into(void* at, std::size_t bytes, int source, int tag,
+                         std::vector<MPI_Request>& pieces);
     static bool completed(MPI_Request& request);
     // Forgets the completed sends, in order; with `all`, waits for every one.
     void retire_sends(bool all);
-    // A message of `count` bytes from st's source and tag into `at`.
-    void receive(void* at, int count, const MPI_Status& st);
+    // The bytes of the message st describes (a probe's).
+    static std::size_t bytes_in(const MPI_Status& st);
+    // A message of `bytes` bytes from st's source and tag into `at`.
+    void receive(void* at, std::size_t bytes, const MPI_Status& st);
     void count_received() noexcept { ++received_; }
     std::uint64_t sent() const noexcept { return sent_; }
     std::uint64_t received() const noexcept { return received_; }
@@ -125,7 +129,6 @@ private:
     };
     bool answer_pings();
     liveness take(const MPI_Status& st);
-    void isend_on(MPI_Comm on, std::vector<std::byte> buffer, int peer, int tag, bool counted);
 
     std::chrono::milliseconds quiet_limit_;
     std::function<std::uint64_t()> activity_;

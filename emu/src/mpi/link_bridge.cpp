@@ -58,7 +58,7 @@ public:
     void arrived(int node, int dim, const descriptor& d, bool prompt) override {
         const std::size_t i = index(node, dim);
         if (incoming_[i].queued) {
-            arrivals_.push_back({i, d, prompt, false, MPI_REQUEST_NULL});
+            arrivals_.push_back({i, d, prompt});
             ++incoming_[i].queued;
         } else {
             deliver(incoming_[i], d, prompt);
@@ -73,8 +73,8 @@ public:
         d.kind = payload::heap;
         d.ptr = at;
         const std::size_t i = index(node, dim);
-        arrivals_.push_back({i, d, prompt, true, MPI_REQUEST_NULL});
-        comm_.irecv_link_into(at, bytes, source, bulk_tag, arrivals_.back().request);
+        arrivals_.push_back({i, d, prompt});
+        comm_.irecv_link_into(at, bytes, source, bulk_tag, arrivals_.back().pieces);
         ++incoming_[i].queued;
     }
 
@@ -82,10 +82,12 @@ public:
         bool moved = false;
         while (!arrivals_.empty()) {
             arrival& a = arrivals_.front();
-            if (a.bulk) {
-                if (!comm::completed(a.request)) break;
+            while (a.landed < a.pieces.size() && comm::completed(a.pieces[a.landed])) {
                 comm_.count_received();
+                ++a.landed;
+                moved = true;
             }
+            if (a.landed < a.pieces.size()) break;
             in_link& in = incoming_[a.link];
             --in.queued;
             deliver(in, a.d, a.prompt);
@@ -162,8 +164,9 @@ private:
     struct arrival {
         std::size_t link; // in incoming_
         descriptor d;
-        bool prompt, bulk;
-        MPI_Request request;
+        bool prompt;
+        std::vector<MPI_Request> pieces = {}; // a bulk message's payload's
+        std::size_t landed = 0;               // of pieces
     };
 
     // A cross-rank link's entry in outgoing_ or incoming_.

@@ -43,9 +43,7 @@ bool posted_receives::next(message& out) {
     MPI_Status st;
     check(MPI_Test(&requests_[head_], &done, &st), "MPI_Test");
     if (!done) return false;
-    int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    out = {buffers_[head_], std::size_t(count), st.MPI_SOURCE};
+    out = {buffers_[head_], comm::bytes_in(st), st.MPI_SOURCE};
     return true;
 }
 

@@ -138,10 +138,8 @@ bool routed_proxy::outbox_empty() const {
 }
 
 bool routed_proxy::receive(const MPI_Status& st) {
-    int count = 0;
-    MPI_Get_count(&st, MPI_BYTE, &count);
-    std::vector<unsigned char> data(static_cast<std::size_t>(count));
-    comm_.receive(data.data(), count, st);
+    std::vector<unsigned char> data(comm::bytes_in(st));
+    comm_.receive(data.data(), data.size(), st);
     routed_header h;
     const std::size_t bytes = data.size() - sizeof h;
     std::memcpy(&h, data.data() + bytes, sizeof h);

@@ -15,7 +15,7 @@
 //
 //   fits       data_tag  [ payload bytes ... | header ]
 //   larger     data_tag  [ header (bulk, count = payload bytes) ]
-//              bulk_tag  [ payload bytes ... ]
+//              bulk_tag  [ payload bytes ... ] [ ... ]  (pieces of piece_bytes)
 #pragma once
 
 #include <cstddef>
@@ -31,6 +31,10 @@ namespace hcube::detail::mpi {
 // On the links' communicator: link messages, what was taken of them and end
 // markers, in order; a bulk message's payload, right after its header.
 constexpr int data_tag = 7, bulk_tag = 13;
+// A bulk payload travels in pieces of at most this: each piece that lands is
+// progress a quiet limit sees however slowly a large one moves, and each
+// stays within MPI's int counts.
+constexpr std::size_t piece_bytes = std::size_t(64) << 20;
 
 struct wire_header {
     std::int16_t kind;   // data, bulk, taken, ask or end
