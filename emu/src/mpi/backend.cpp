@@ -356,6 +356,9 @@ void mpi_backend::finish() {
         std::vector<int> missing;
         for (int r = 0; r < ranks; ++r)
             if (r != rank() && !ended_from_[std::size_t(r)]) missing.push_back(r);
+        if (missing.empty()) // every rank ended: only a payload is still on its way
+            comm_.abort(links_->first_landing() + ": no piece landed for " +
+                        comm_.quiet_limit_text() + " after every rank finished its nodes");
         const auto now = comm_.ask_ranks(missing, nullptr);
         std::vector<int> silent;
         bool moved = false;

@@ -67,12 +67,14 @@ public:
 
     void arrived_bulk(int node, int dim, descriptor d, bool prompt, std::size_t bytes,
                       int source) override {
+        const std::size_t i = index(node, dim);
         void* const at = payload_alloc(bytes);
-        if (!at) comm_.abort("out of memory for a message of " + std::to_string(bytes) + " bytes");
+        if (!at)
+            comm_.abort("out of memory for a message of " + std::to_string(bytes) + " bytes " +
+                        incoming_[i].text());
         d.bytes = std::uint32_t(bytes);
         d.kind = payload::heap;
         d.ptr = at;
-        const std::size_t i = index(node, dim);
         arrivals_.push_back({i, d, prompt});
         comm_.irecv_link_into(at, bytes, source, bulk_tag, arrivals_.back().pieces);
         ++incoming_[i].queued;
@@ -98,6 +100,13 @@ public:
     }
 
     bool landing() const override { return !arrivals_.empty(); }
+
+    std::string first_landing() const override {
+        const arrival& a = arrivals_.front();
+        const in_link& in = incoming_[a.link];
+        return "a message of " + std::to_string(a.d.bytes) + " bytes " + in.text() + " (" +
+               std::to_string(a.landed) + " of " + std::to_string(a.pieces.size()) + " pieces in)";
+    }
 
     bool tell_taken() override {
         bool told = false;
@@ -158,6 +167,12 @@ private:
         std::uint64_t due = 0;  // tell the sender once this many were taken
         std::size_t queued = 0; // its messages in arrivals_
         bool waited = false;    // due, because its sender waits
+
+        // For reports: "from node A to node B on dim d".
+        std::string text() const {
+            return "from node " + std::to_string(node ^ (1 << dim)) + " to node " +
+                   std::to_string(node) + " on dim " + std::to_string(dim);
+        }
     };
     // An arrived message not yet in its link: its payload still coming (bulk),
     // or behind one that is.
@@ -225,9 +240,7 @@ private:
 
     void deliver(in_link& in, const descriptor& d, bool prompt) {
         if (!in.link->writable())
-            comm_.abort("a message from node " + std::to_string(in.node ^ (1 << in.dim)) +
-                        " to node " + std::to_string(in.node) + " on dim " +
-                        std::to_string(in.dim) +
+            comm_.abort("a message " + in.text() +
                         " found its link full: the sender's rank shipped more than the link "
                         "holds (a bug in hcube)");
         in.link->back() = d;

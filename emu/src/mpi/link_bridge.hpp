@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "../state.hpp"
@@ -57,6 +58,9 @@ public:
     virtual bool land() = 0;
     // Whether an arrived message is not delivered yet.
     virtual bool landing() const = 0;
+    // The first such message, for a report: its nodes, link, size and the
+    // pieces of its payload in.
+    virtual std::string first_landing() const = 0;
     // Local node `node`'s link on dimension `dim`: the receiver took its
     // first `count` messages of the run.
     virtual void taken(int node, int dim, std::uint64_t count) = 0;
