@@ -10,6 +10,8 @@
 
 #include <cxxabi.h>
 
+#include "wire_types.hpp"
+
 namespace hcube {
 
 namespace {
@@ -89,8 +91,9 @@ deadlock_error::deadlock_error(std::vector<blocked_wait> waits)
 namespace {
 
 struct wire_type_entry {
-    const std::type_info* type;
+    const std::type_info* type; // null until a node of this process uses it
     std::size_t size;
+    std::uint64_t hash; // of the mangled name and size (wire_types.hpp)
 };
 
 struct wire_type_registry {
@@ -103,20 +106,57 @@ wire_type_registry& registry() {
     return r;
 }
 
+// FNV-1a: the same in every process of the job, whatever the order of use.
+std::uint64_t hash_of(const std::type_info& type, std::size_t size) {
+    std::uint64_t h = 14695981039346656037u;
+    const auto mix = [&h](unsigned char byte) { h = (h ^ byte) * 1099511628211u; };
+    for (const char* c = type.name(); *c; ++c)
+        mix(static_cast<unsigned char>(*c));
+    for (std::size_t i = 0; i < sizeof size; ++i)
+        mix(static_cast<unsigned char>(size >> (8 * i)));
+    return h;
+}
+
+std::uint32_t add_wire_type(wire_type_registry& r, wire_type_entry e) {
+    if (r.types.size() > max_wire_type_id)
+        throw error("more than " + std::to_string(max_wire_type_id + 1) +
+                    " distinct element types sent");
+    r.types.push_back(e);
+    return std::uint32_t(r.types.size() - 1);
+}
+
 } // namespace
 
 std::uint32_t detail::register_wire_type(const std::type_info& type, std::size_t size) {
     auto& r = registry();
+    const std::uint64_t hash = hash_of(type, size);
     std::lock_guard lock(r.mu);
-    // A type seen before (from another shared object's copy of wire_type_id)
-    // keeps its id: equal ids must mean equal types.
+    // A type seen before (from another shared object's copy of wire_type_id,
+    // or in a message from another process) keeps its id: equal ids must mean
+    // equal types.
+    for (std::size_t i = 0; i < r.types.size(); ++i) {
+        wire_type_entry& e = r.types[i];
+        if (e.type ? *e.type == type : e.hash == hash) {
+            e.type = &type;
+            e.size = size;
+            return std::uint32_t(i);
+        }
+    }
+    return add_wire_type(r, {&type, size, hash});
+}
+
+std::uint64_t detail::wire_type_hash(std::uint32_t id) {
+    auto& r = registry();
+    std::lock_guard lock(r.mu);
+    return r.types[id].hash;
+}
+
+std::uint32_t detail::wire_type_of_hash(std::uint64_t hash) {
+    auto& r = registry();
+    std::lock_guard lock(r.mu);
     for (std::size_t i = 0; i < r.types.size(); ++i)
-        if (*r.types[i].type == type) return std::uint32_t(i);
-    if (r.types.size() > max_wire_type_id)
-        throw error("more than " + std::to_string(max_wire_type_id + 1) +
-                    " distinct element types sent");
-    r.types.push_back({&type, size});
-    return std::uint32_t(r.types.size() - 1);
+        if (r.types[i].hash == hash) return std::uint32_t(i);
+    return add_wire_type(r, {nullptr, 0, hash});
 }
 
 std::string detail::wire_type_name(std::uint32_t id) {
@@ -126,6 +166,7 @@ std::string detail::wire_type_name(std::uint32_t id) {
         std::lock_guard lock(r.mu);
         e = r.types.at(id);
     }
+    if (!e.type) return "a type no node of this process has used";
     int status = 0;
     const std::unique_ptr<char, void (*)(void*)> name(
         abi::__cxa_demangle(e.type->name(), nullptr, nullptr, &status), std::free);

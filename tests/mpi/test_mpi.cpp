@@ -136,6 +136,52 @@ TEST_CASE("link_capacity 0 and large rendezvous exchanges cross ranks unchanged"
     }
 }
 
+namespace {
+
+struct only_rank_zero {
+    char c[3];
+};
+struct shared_type {
+    char c[5];
+};
+struct only_sender {
+    char c[7];
+};
+
+} // namespace
+
+// Element type ids are numbered in each process as types are first used:
+// rank 0's nodes use a type the last rank's never see before both use another.
+TEST_CASE("element types first used on some ranks only still match across ranks") {
+    machine net(over_mpi({.dim = 3}));
+    net.run([](node& me) { // nodes 0 and 1 are on rank 0 at every rank count
+        only_rank_zero x[1] = {};
+        if (me.id() == 0) me.send(0, std::span<const only_rank_zero>(x));
+        if (me.id() == 1) me.recv(0, std::span<only_rank_zero>(x));
+    });
+    int got = -1;
+    net.run([&](node& me) {
+        shared_type x[1] = {{{char(me.id()), 0, 0, 0, 0}}};
+        if (me.id() == 0) me.send(2, std::span<const shared_type>(x));
+        if (me.id() == 4) {
+            me.recv(2, std::span<shared_type>(x));
+            got = x[0].c[0];
+        }
+    });
+    if (net.is_local(4)) CHECK(got == 0);
+    // A type the receiver's process has never seen cannot be named there.
+    CHECK(test::failure_text(net,
+                             [](node& me) {
+                                 const only_sender x[1] = {};
+                                 shared_type y[1] = {};
+                                 if (me.id() == 0) me.send(2, std::span<const only_sender>(x));
+                                 if (me.id() == 4) me.recv(2, std::span<shared_type>(y));
+                             }) ==
+          "node 4: recv from node 0 on dimension 2: message was sent as a type no node of "
+          "this process has used, received as (anonymous namespace)::shared_type (5-byte "
+          "elements)");
+}
+
 TEST_CASE("a flood across ranks, more than the receives posted ahead, arrives in order") {
     // 200 messages per link before anyone receives, sizes cycling through
     // inline (8 B), one message with its header (400 B) and header then

@@ -45,6 +45,7 @@
 #include "../settle.hpp"
 #include "../state.hpp"
 #include "../watchdog.hpp"
+#include "../wire_types.hpp"
 #include "comm.hpp"
 #include "gather.hpp"
 #include "link_bridge.hpp"
@@ -454,7 +455,7 @@ void mpi_backend::receive_link(const posted_receives::message& msg) {
     descriptor a;
     a.arrival = {h.arrival_time, h.arrival_steps};
     a.bytes = std::uint32_t(bytes);
-    a.type = h.type;
+    if (h.kind == data_kind || h.kind == bulk_kind) a.type = wire_type_of_hash(h.type);
     const bool heap = h.kind == data_kind && bytes > descriptor::inline_capacity;
     if (heap) {
         a.kind = payload::heap;

@@ -7,6 +7,7 @@
 
 #include "../links/copy_out.hpp"
 #include "../park.hpp"
+#include "../wire_types.hpp"
 
 namespace hcube::detail::mpi {
 
@@ -212,7 +213,7 @@ private:
                             prompt,
                             o.node,
                             o.dim,
-                            d.type,
+                            wire_type_hash(d.type),
                             d.arrival.time,
                             d.arrival.steps,
                             bulk ? d.bytes : 0,

@@ -5,14 +5,25 @@
 
 #include "../horizon.hpp"
 #include "../park.hpp"
+#include "../wire_types.hpp"
 
 namespace hcube::detail::mpi {
 
 namespace {
 
 routed_header header_of(std::int32_t kind, const routed_message& msg, vclock bound) {
-    return {kind,     0,         msg.source, msg.dest,   msg.seq,      msg.trace,
-            msg.elem, msg.bytes, msg.type,   msg.wanted, msg.duration, bound};
+    return {kind,
+            0,
+            msg.source,
+            msg.dest,
+            msg.seq,
+            msg.trace,
+            msg.elem,
+            msg.bytes,
+            wire_type_hash(msg.type),
+            msg.wanted,
+            msg.duration,
+            bound};
 }
 
 routed_header control(std::int32_t kind, int source, int dest, std::uint64_t seq = 0,
@@ -27,7 +38,7 @@ void describe(routed_message& msg, const routed_header& h) {
     msg.trace = h.trace;
     msg.elem = h.elem;
     msg.bytes = h.bytes;
-    msg.type = h.type;
+    msg.type = wire_type_of_hash(h.type);
     msg.wanted = h.wanted;
     msg.duration = h.duration;
 }

@@ -41,7 +41,7 @@ struct wire_header {
     std::int16_t prompt; // data, bulk: its sender waits until it is taken
     std::int32_t from;   // data, bulk, taken, ask: the link's sending node
     std::int32_t dim;    // data, bulk, taken, ask: the link's dimension
-    std::uint32_t type;
+    std::uint64_t type;  // data, bulk: the elements' wire_type_hash
     double arrival_time; // the sender's vclock of the last word's arrival
     std::int64_t arrival_steps;
     std::uint64_t count; // end: data messages this rank sent to the receiver;
@@ -75,11 +75,11 @@ struct routed_header {
     std::uint64_t trace; // submit: the sender's trace record
     std::uint64_t elem;
     std::uint64_t bytes; // the payload's, also where it went elsewhere
-    std::uint32_t type;
-    vclock wanted;   // submit, data
-    vclock duration; // submit, data
-    vclock bound;    // submit, data: the sender's new bound; publish: the bound;
-                     // placed: the arrival
+    std::uint64_t type;  // the elements' wire_type_hash
+    vclock wanted;       // submit, data
+    vclock duration;     // submit, data
+    vclock bound;        // submit, data: the sender's new bound; publish: the bound;
+                         // placed: the arrival
 };
 // Who sends what (backend.hpp): submit, publish, finish to rank 0; data to
 // the receiver's rank; placed and used (routed traffic has begun) from rank 0;
