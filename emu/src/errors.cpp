@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <unordered_map>
 
 #include <cxxabi.h>
 
@@ -145,18 +146,29 @@ std::uint32_t detail::register_wire_type(const std::type_info& type, std::size_t
     return add_wire_type(r, {&type, size, hash});
 }
 
+// Every message across ranks asks these, so each thread keeps what it has
+// learnt: an id's hash, and a hash's id, never change once given.
 std::uint64_t detail::wire_type_hash(std::uint32_t id) {
-    auto& r = registry();
-    std::lock_guard lock(r.mu);
-    return r.types[id].hash;
+    thread_local std::vector<std::uint64_t> known;
+    if (id >= known.size()) {
+        auto& r = registry();
+        std::lock_guard lock(r.mu);
+        for (std::size_t i = known.size(); i < r.types.size(); ++i)
+            known.push_back(r.types[i].hash);
+    }
+    return known[id];
 }
 
 std::uint32_t detail::wire_type_of_hash(std::uint64_t hash) {
+    thread_local std::unordered_map<std::uint64_t, std::uint32_t> known;
+    if (const auto it = known.find(hash); it != known.end()) return it->second;
     auto& r = registry();
     std::lock_guard lock(r.mu);
-    for (std::size_t i = 0; i < r.types.size(); ++i)
-        if (r.types[i].hash == hash) return std::uint32_t(i);
-    return add_wire_type(r, {nullptr, 0, hash});
+    std::uint32_t id = 0;
+    while (id < r.types.size() && r.types[id].hash != hash)
+        ++id;
+    if (id == r.types.size()) id = add_wire_type(r, {nullptr, 0, hash});
+    return known[hash] = id;
 }
 
 std::string detail::wire_type_name(std::uint32_t id) {
