@@ -119,8 +119,8 @@ std::uint64_t hash_of(const std::type_info& type, std::size_t size) {
 }
 
 std::uint32_t add_wire_type(wire_type_registry& r, wire_type_entry e) {
-    if (r.types.size() > max_wire_type_id)
-        throw error("more than " + std::to_string(max_wire_type_id + 1) +
+    if (r.types.size() > detail::max_wire_type_id)
+        throw error("more than " + std::to_string(detail::max_wire_type_id + 1) +
                     " distinct element types sent");
     r.types.push_back(e);
     return std::uint32_t(r.types.size() - 1);
