@@ -17,7 +17,9 @@
 //
 // Sizes are per node: a node's contribution (allreduce, broadcast, scan), its
 // block (allgather), its block for each other node (alltoall) or its share of
-// the result (reduce-scatter), as the catalog's --words.
+// the result (reduce-scatter), as the catalog's --words. The last column is
+// what the last run of the operation sent rank 0's router per routed message
+// (run_report::messages_to_router; 0 for operations without routed messages).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -129,19 +131,26 @@ std::vector<operation> operations() {
     };
 }
 
+struct hcube_timing {
+    stats seconds;        // per call
+    double to_router = 0; // messages to rank 0's router per routed message
+};
+
 // Seconds per call of `op` on machine `mc`: samples of `calls` calls each.
-stats time_hcube(machine& mc, const operation& op, std::size_t in_words, std::size_t out_words,
-                 int calls, int samples) {
+hcube_timing time_hcube(machine& mc, const operation& op, std::size_t in_words,
+                        std::size_t out_words, int calls, int samples) {
     buffers b(mc, in_words, out_words);
     std::vector<double> t;
+    double to_router = 0;
     for (int s = 0; s <= samples; ++s) {
         const run_report r = mc.run([&](node& me) {
             for (int c = 0; c < calls; ++c)
                 op.hcube(me, b);
         });
         if (s) t.push_back(r.wall_seconds / calls); // the first one warms up
+        if (r.routed_messages) to_router = double(r.messages_to_router) / double(r.routed_messages);
     }
-    return summarize(t);
+    return {summarize(t), to_router};
 }
 
 stats time_mpi(const operation& op, std::vector<double>& in, std::vector<double>& out, int m,
@@ -186,7 +195,7 @@ int main(int argc, char** argv) {
     if (rank == 0)
         std::printf("op,bytes_per_node,ranks,hcube_mpi_us,hcube_mpi_min,hcube_mpi_max,mpi_us,"
                     "mpi_min,mpi_max,emulator_us,emulator_min,emulator_max,hcube_over_mpi,"
-                    "thread_level\n");
+                    "thread_level,to_router_per_routed\n");
     {
         machine net({.dim = dim, .backend = backend_kind::mpi});
         std::optional<machine> here; // rank 0's in-process emulator of the same p
@@ -198,20 +207,24 @@ int main(int argc, char** argv) {
                 };
                 const int calls = m == 1 ? (quick ? 20 : 200) : (quick ? 2 : 10);
                 const std::size_t in_words = words(op.in_blocks), out_words = words(op.out_blocks);
-                const stats over_mpi = time_hcube(net, op, in_words, out_words, calls, samples);
+                const hcube_timing hcube_run =
+                    time_hcube(net, op, in_words, out_words, calls, samples);
+                const stats over_mpi = hcube_run.seconds;
                 std::vector<double> in(in_words, 1.0), out(out_words, 0.0);
                 const stats library = time_mpi(op, in, out, int(m), calls, samples);
                 // The emulator on rank 0 alone; the others wait at the barrier.
                 stats emulated;
-                if (here) emulated = time_hcube(*here, op, in_words, out_words, calls, samples);
+                if (here)
+                    emulated = time_hcube(*here, op, in_words, out_words, calls, samples).seconds;
                 MPI_Barrier(MPI_COMM_WORLD);
                 if (rank == 0)
-                    std::printf("%s,%zu,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%s\n",
-                                op.name, m * sizeof(double), ranks, over_mpi.median * 1e6,
-                                over_mpi.min * 1e6, over_mpi.max * 1e6, library.median * 1e6,
-                                library.min * 1e6, library.max * 1e6, emulated.median * 1e6,
-                                emulated.min * 1e6, emulated.max * 1e6,
-                                over_mpi.median / library.median, level);
+                    std::printf(
+                        "%s,%zu,%d,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%.3f\n",
+                        op.name, m * sizeof(double), ranks, over_mpi.median * 1e6,
+                        over_mpi.min * 1e6, over_mpi.max * 1e6, library.median * 1e6,
+                        library.min * 1e6, library.max * 1e6, emulated.median * 1e6,
+                        emulated.min * 1e6, emulated.max * 1e6, over_mpi.median / library.median,
+                        level, hcube_run.to_router);
                 std::fflush(stdout);
             }
     }

@@ -100,6 +100,7 @@ json run_json(const run_params& p, const algorithm_entry& e, const run_outcome& 
         {"ranks", r.ranks},
         {"rank_wall_seconds", r.rank_wall_seconds},
         {"oversubscribed", r.oversubscribed},
+        {"messages_to_router", r.messages_to_router},
         // Hex: a 64-bit number does not survive JSON readers that use doubles.
         {"fingerprint", fmt::format("{:016x}", r.fingerprint())},
     };
@@ -173,6 +174,12 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     row("messages",
         fmt::format("{} total, {} on the busiest link", r.messages, r.max_link_messages()));
     row("bytes", fmt::format("{} total, {} on the busiest link", r.bytes, r.max_link_bytes()));
+    if (r.messages_to_router)
+        row("router",
+            fmt::format("{} messages from other ranks to rank 0's router, {} per routed "
+                        "message (it places every routed message)",
+                        r.messages_to_router,
+                        number(double(r.messages_to_router) / double(r.routed_messages), 3)));
     row("congestion events", fmt::format("{}", r.congestion.size()));
     row("fingerprint",
         fmt::format("{:016x} (the same for every run of these parameters)", r.fingerprint()));

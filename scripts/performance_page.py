@@ -234,9 +234,11 @@ def mpi_section(d):
         spread(r["mpi_us"], r["mpi_min"], r["mpi_max"]),
         spread(r["emulator_us"], r["emulator_min"], r["emulator_max"]),
         num(r["hcube_over_mpi"], 2),
+        num(r["to_router_per_routed"], 3) if float(r["to_router_per_routed"]) else "",
     ) for r in rows]
     return rows[0]["ranks"] if rows else "?", table(
-        ("operation", "per node", "hcube over MPI, us", "MPI's own collective, us", "in process, us", "hcube / MPI"), lines)
+        ("operation", "per node", "hcube over MPI, us", "MPI's own collective, us", "in process, us", "hcube / MPI",
+         "messages to rank 0's router per routed message"), lines)
 
 
 def main():

@@ -5,7 +5,8 @@
 # writes the whole job's trace, event for event the in-process one; without
 # --backend mpi, hcube run under mpirun refuses; a usage error is printed once;
 # the report says when the ranks outnumber the CPUs (oversubscribed); with
-# link capacity 0 the ring allgather deadlocks and is told as in one process.
+# link capacity 0 the ring allgather deadlocks and is told as in one process;
+# the messages other ranks sent rank 0's router are counted for routed runs.
 # Usage: cli.sh MPIRUN HCUBE
 set -uo pipefail
 mpirun=$1
@@ -40,6 +41,15 @@ assert there["oversubscribed"] is (ranks > os.cpu_count()), (ranks, os.cpu_count
 assert there["verified"] is True, there
 for key in ("virtual_time", "steps", "messages", "bytes", "formula_time", "algo", "executor"):
     assert here[key] == there[key], f"{key}: in-process {here[key]}, mpi {there[key]}"
+# Rank 0's router places every routed message: another rank submits each one
+# it sends to a node off rank 0, and tells the router when each node finishes.
+assert here["messages_to_router"] == 0, here["messages_to_router"]
+routed = there["algo"] in ("pairwise", "ecube")
+assert (there["messages_to_router"] > 0) is routed, (there["algo"], there["messages_to_router"])
+if there["algo"] == "pairwise":
+    off = there["nodes"] - there["nodes"] // ranks  # nodes on other ranks than 0
+    least = off * (off - 1) + off
+    assert there["messages_to_router"] >= least, (there["messages_to_router"], least)
 PY
     [ "$failed" = 0 ] && echo "ok: $ranks ranks: hcube run $*"
 }

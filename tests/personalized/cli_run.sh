@@ -9,7 +9,7 @@ source "$(dirname "$0")/../support/cli_common.sh"
 # json_field JSON KEY: the raw value of a top-level key.
 json_field() { grep -Eo "\"$2\": (\"[^\"]*\"|[^,}]*)" <<<"$1" | head -1 | sed -E "s/^\"$2\": //"; }
 
-keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages_per_second virtual_time_per_second messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds oversubscribed fingerprint'
+keys='op algo dim nodes words ports ts tw verified virtual_time formula_time wall_seconds messages_per_second virtual_time_per_second messages bytes max_link_bytes congestion_events steps formula note seed_formula seed_formula_time formula_differs source source_section link_capacity links executor backend ranks rank_wall_seconds oversubscribed messages_to_router fingerprint'
 # The default links and executor unless a check asks for others (the suites'
 # variants set them).
 unset HCUBE_LINKS HCUBE_EXECUTOR

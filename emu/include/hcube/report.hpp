@@ -78,6 +78,9 @@ struct run_report {
     std::uint64_t messages = 0;    // sum over links (a routed message counts once per hop)
     std::uint64_t bytes = 0;
     std::uint64_t routed_messages = 0; // end-to-end routed messages
+    // Over MPI: messages ranks sent rank 0's router so that it could place the
+    // routed messages (submits, bounds, finishes); 0 in one process.
+    std::uint64_t messages_to_router = 0;
     std::vector<congestion_event> congestion;
     double wall_seconds = 0;               // over MPI: the slowest rank's
     std::vector<double> rank_wall_seconds; // every rank's (one entry in process)

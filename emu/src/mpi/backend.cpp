@@ -177,8 +177,8 @@ public:
         std::uint64_t here = 0;
         for (const auto& u : left)
             here += u.messages;
-        const std::uint64_t everywhere =
-            combine_report(comm_, r, {routed_.shipped(), routed_.received(), here});
+        const std::uint64_t everywhere = combine_report(
+            comm_, r, {routed_.shipped(), routed_.received(), here, routed_.to_router()});
         if (here) throw error(undelivered_message(left));
         if (everywhere)
             throw error("run ended with " + std::to_string(everywhere) + " undelivered message" +

@@ -85,11 +85,12 @@ std::uint64_t combine_report(comm& c, run_report& r, const rank_counts& here) {
     // Other ranks' nodes' digests are 0 here.
     c.allreduce(r.node_digest.data(), int(r.node_digest.size()), MPI_UINT64_T, MPI_MAX, stage);
     std::vector<std::uint64_t> counts;
-    counts.reserve(2 * r.links.size() + 4);
+    counts.reserve(2 * r.links.size() + 5);
     for (const link_stats& l : r.links) {
         counts.push_back(l.messages);
         counts.push_back(l.bytes);
     }
+    counts.push_back(here.to_router);
     counts.push_back(r.routed_messages); // rank 0's router counted them all
     counts.push_back(here.routed_shipped);
     counts.push_back(here.routed_received);
@@ -98,6 +99,7 @@ std::uint64_t combine_report(comm& c, run_report& r, const rank_counts& here) {
     for (std::size_t i = 0; i < r.links.size(); ++i)
         r.links[i] = {counts[2 * i], counts[2 * i + 1]};
     r.routed_messages = counts[counts.size() - 4];
+    r.messages_to_router = counts[counts.size() - 5];
     // Routed messages shipped to another rank and never received there:
     // undelivered too.
     counts.back() += counts[counts.size() - 3] - counts[counts.size() - 2];

@@ -18,6 +18,7 @@ struct rank_counts {
     std::uint64_t routed_shipped = 0;  // routed messages sent to other ranks
     std::uint64_t routed_received = 0; // and received from them
     std::uint64_t undelivered = 0;     // left in this rank's links and inboxes
+    std::uint64_t to_router = 0;       // sent to rank 0's router
 };
 
 // Makes r the whole machine's report on every rank: node clocks by maximum,

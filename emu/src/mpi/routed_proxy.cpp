@@ -59,7 +59,7 @@ std::uint32_t routed_proxy::begin_run() {
     queued_.store(false, std::memory_order_relaxed);
     shadows_.clear();
     early_.clear();
-    shipped_ = received_ = 0;
+    shipped_ = received_ = to_router_ = 0;
     return ++run_;
 }
 
@@ -219,6 +219,8 @@ void routed_proxy::queue_finish(int id) {
 // Under mu_; the next progress() sends it.
 void routed_proxy::queue(routed_header h, const void* data, std::size_t bytes, int peer) {
     h.run = run_;
+    if (peer == 0 && (h.kind == submit_kind || h.kind == publish_kind || h.kind == finish_kind))
+        ++to_router_;
     std::vector<std::byte> buffer(bytes + sizeof h);
     if (bytes) std::memcpy(buffer.data(), data, bytes);
     std::memcpy(buffer.data() + bytes, &h, sizeof h);

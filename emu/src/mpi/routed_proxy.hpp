@@ -70,6 +70,7 @@ public:
 
     std::uint64_t shipped() const noexcept { return shipped_; }
     std::uint64_t received() const noexcept { return received_; }
+    std::uint64_t to_router() const noexcept { return to_router_; }
 
 private:
     struct routed_out {
@@ -104,6 +105,7 @@ private:
     // progress() only.
     std::map<std::tuple<int, int, std::uint64_t>, vclock> early_;
     std::uint64_t shipped_ = 0, received_ = 0; // to and from other ranks
+    std::uint64_t to_router_ = 0;              // another rank's messages to rank 0's router
 };
 
 } // namespace hcube::detail::mpi
