@@ -174,7 +174,7 @@ void print_text(const run_params& p, const algorithm_entry& e, const run_outcome
     row("messages",
         fmt::format("{} total, {} on the busiest link", r.messages, r.max_link_messages()));
     row("bytes", fmt::format("{} total, {} on the busiest link", r.bytes, r.max_link_bytes()));
-    if (r.messages_to_router)
+    if (r.messages_to_router && r.routed_messages)
         row("router",
             fmt::format("{} messages from other ranks to rank 0's router, {} per routed "
                         "message (it places every routed message)",

@@ -61,6 +61,18 @@ void post_bytes(std::size_t bytes, Post post) {
     MPI_Type_free(&whole);
 }
 
+// Calls f(offset, bytes) for each piece of piece_bytes (wire.hpp) that
+// `bytes` splits into, in order; an empty message is one empty piece.
+template <class F>
+void for_each_piece(std::size_t bytes, F f) {
+    std::size_t at = 0;
+    do {
+        const std::size_t piece = std::min(piece_bytes, bytes - at);
+        f(at, int(piece));
+        at += piece;
+    } while (at < bytes);
+}
+
 } // namespace
 
 void check(int rc, const char* what) {
@@ -114,28 +126,22 @@ void comm::isend(std::vector<std::byte> buffer, int peer, int tag, bool counted)
 void comm::isend_link(std::vector<std::byte> buffer, int peer, int tag) {
     std::byte* const data = buffer.data();
     const std::size_t bytes = buffer.size();
-    std::size_t at = 0;
-    do {
-        const std::size_t piece = std::min(piece_bytes, bytes - at);
+    for_each_piece(bytes, [&](std::size_t at, int piece) {
         ++sent_;
         sends_.push_back({{}, MPI_REQUEST_NULL});
-        if (at + piece == bytes) sends_.back().buffer = std::move(buffer);
-        check(MPI_Isend(data + at, int(piece), MPI_BYTE, peer, tag, links_, &sends_.back().request),
+        if (at + std::size_t(piece) == bytes) sends_.back().buffer = std::move(buffer);
+        check(MPI_Isend(data + at, piece, MPI_BYTE, peer, tag, links_, &sends_.back().request),
               "MPI_Isend");
-        at += piece;
-    } while (at < bytes);
+    });
 }
 
 void comm::irecv_link_into(void* at, std::size_t bytes, int source, int tag,
                            std::vector<MPI_Request>& pieces) {
-    std::size_t from = 0;
-    do {
-        const std::size_t piece = std::min(piece_bytes, bytes - from);
-        check(MPI_Irecv(static_cast<std::byte*>(at) + from, int(piece), MPI_BYTE, source, tag,
-                        links_, &pieces.emplace_back(MPI_REQUEST_NULL)),
+    for_each_piece(bytes, [&](std::size_t from, int piece) {
+        check(MPI_Irecv(static_cast<std::byte*>(at) + from, piece, MPI_BYTE, source, tag, links_,
+                        &pieces.emplace_back(MPI_REQUEST_NULL)),
               "MPI_Irecv");
-        from += piece;
-    } while (from < bytes);
+    });
 }
 
 bool comm::completed(MPI_Request& request) {
