@@ -90,19 +90,16 @@ std::uint64_t combine_report(comm& c, run_report& r, const rank_counts& here) {
         counts.push_back(l.messages);
         counts.push_back(l.bytes);
     }
-    counts.push_back(here.to_router);
-    counts.push_back(r.routed_messages); // rank 0's router counted them all
-    counts.push_back(here.routed_shipped);
-    counts.push_back(here.routed_received);
-    counts.push_back(here.undelivered);
+    // Rank 0's router counted every routed message.
+    counts.insert(counts.end(), {here.routed_shipped, here.routed_received, here.undelivered,
+                                 here.to_router, r.routed_messages});
     c.allreduce(counts.data(), int(counts.size()), MPI_UINT64_T, MPI_SUM, stage);
     for (std::size_t i = 0; i < r.links.size(); ++i)
         r.links[i] = {counts[2 * i], counts[2 * i + 1]};
-    r.routed_messages = counts[counts.size() - 4];
-    r.messages_to_router = counts[counts.size() - 5];
-    // Routed messages shipped to another rank and never received there:
-    // undelivered too.
-    counts.back() += counts[counts.size() - 3] - counts[counts.size() - 2];
+    const std::uint64_t* const sums = counts.data() + 2 * r.links.size();
+    const rank_counts all{sums[0], sums[1], sums[2], sums[3]};
+    r.messages_to_router = all.to_router;
+    r.routed_messages = sums[4];
     auto events = std::uint64_t(r.congestion.size());
     c.bcast(&events, 1, MPI_UINT64_T, stage);
     r.congestion.resize(events);
@@ -112,7 +109,9 @@ std::uint64_t combine_report(comm& c, run_report& r, const rank_counts& here) {
     c.allgather(&wall, r.rank_wall_seconds.data(), sizeof wall, stage);
     r.wall_seconds = *std::max_element(r.rank_wall_seconds.begin(), r.rank_wall_seconds.end());
     r.oversubscribed = c.oversubscribed();
-    return counts.back();
+    // Routed messages shipped to another rank and never received there:
+    // undelivered too.
+    return all.undelivered + all.routed_shipped - all.routed_received;
 }
 
 void gather_traces(comm& c, machine_state& m, std::int64_t origin) {
