@@ -129,7 +129,8 @@ public:
             if (needed(i)) {
                 const slot_place place{slots ? slots_.data() + u * cache_line : nullptr,
                                        deep ? deep_slots + u * deep * cache_line : nullptr,
-                                       std::uint32_t(used), std::uint32_t(slots ? slots - 1 : 0)};
+                                       std::uint32_t(used * cache_line),
+                                       std::uint32_t(slots ? slots - 1 : 0)};
                 links_[i] = new (at) L(capacity, place);
                 at += stride;
                 ++u;

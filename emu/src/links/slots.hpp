@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <hcube/config.hpp>
+
 #include "message.hpp"
 
 namespace hcube::detail {
@@ -28,16 +30,17 @@ inline constexpr std::size_t plane_slots = 16;
 struct slot_place {
     char* first = nullptr;         // slot 0 (in plane 0)
     char* deep = nullptr;          // slot plane_slots, when there are more slots
-    std::uint32_t plane_lines = 0; // cache lines from one plane to the next: links in the table
+    std::uint32_t plane_bytes = 0; // from one plane to the next: a line per link in the table
     std::uint32_t mask = 0;        // slots - 1 (a power of two)
 
     // Slot n mod slots.
     void* at(std::uint64_t n) const noexcept {
         const std::uint64_t j = n & mask;
-        return j < plane_slots ? first + j * plane_lines * cache_line
-                               : deep + (j - plane_slots) * cache_line;
+        return j < plane_slots ? first + j * plane_bytes : deep + (j - plane_slots) * cache_line;
     }
 };
 static_assert(sizeof(slot_place) == 24);
+static_assert((std::uint64_t(max_dim) << max_dim) * cache_line <= UINT32_MAX,
+              "plane_bytes fits 32 bits for every link of the largest cube");
 
 } // namespace hcube::detail
