@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what is missing, checks
 # the formatting (.clang-format), builds and runs every suite in a normal
-# build, the runtime's and the differential test under AddressSanitizer and
-# UndefinedBehaviorSanitizer, the suites where nodes race under
-# ThreadSanitizer, and checks that an installed hcube can be consumed through
-# pkg-config.
+# build (checking that each source also compiles alone), the runtime's and
+# the differential test under AddressSanitizer and UndefinedBehaviorSanitizer,
+# the suites where nodes race under ThreadSanitizer, and checks that an
+# installed hcube can be consumed through pkg-config.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -50,6 +50,8 @@ echo "== build and test (-O2, line tables)"
 # setup.sh installs Open MPI: its suites are required here, not auto-detected.
 configure build -Dmpi=enabled "${ci_options[@]}"
 meson compile -C build
+echo "== each source compiles on its own, as in a plain build (the tour's)"
+python3 scripts/compile_alone.py build "$(nproc)"
 # The random differential test's budget (docs/testing.md): 20 s here and 10 s
 # under the sanitizers instead of 60 s and 20 s by hand; every run first
 # sweeps every algorithm once, then draws from its variant's fixed seed.
