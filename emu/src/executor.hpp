@@ -57,6 +57,9 @@ public:
     // parks and wakes inside a group write no line another core writes.
     virtual int groups() const noexcept { return 1; }
     virtual int group_of(int /*node*/) const noexcept { return 0; }
+    // A group's nodes all run on one thread, one at a time (fibers: its
+    // worker), so a wake inside a group needs no fence (park.hpp, wake).
+    virtual bool group_is_one_thread() const noexcept { return false; }
 
     // The node the caller of run() runs itself right after launch(), or -1.
     // Its park must keep the deadlock watchdog ticking (watchdog_tick): the

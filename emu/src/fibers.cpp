@@ -245,6 +245,7 @@ public:
     // A worker's nodes: a group of its own.
     int groups() const noexcept override { return count_; }
     int group_of(int node) const noexcept override { return fibers_[node].owner->index; }
+    bool group_is_one_thread() const noexcept override { return true; }
 
 private:
     int index(const node_state& n) const noexcept { return int(&n - m_.nodes.data()); }

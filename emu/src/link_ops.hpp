@@ -144,7 +144,7 @@ struct access {
             d.ptr = copy;
         }
         l.publish();
-        wake(m, m.nodes[peer], wake_event::arrival);
+        wake(m, m.nodes[peer], wake_event::arrival, &s);
         if (m.polls) m.world->progress(); // ship it now if it leaves the process
 
         s.ends[k].sent.messages += 1;
@@ -199,7 +199,7 @@ struct access {
         const vclock arrival = d.arrival;
         const vclock dur = m.message_duration(d.bytes, elem);
         l.pop();
-        wake(m, m.nodes[id ^ (1 << k)], wake_event::take);
+        wake(m, m.nodes[id ^ (1 << k)], wake_event::take, &s);
         if (m.polls) m.world->took(id, k);
         charge_receive(m, s, arrival, dur);
         if (m.cfg.trace) record_receipt(s, id ^ (1 << k), k);

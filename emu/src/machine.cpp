@@ -146,6 +146,7 @@ machine::machine(config cfg)
     m.caller_spins = m.spin && std::size_t(m.local_end - m.local_begin) + 1 <= usable_cpus().size();
     m.yields = m.exec->yields();
     m.asymmetric = m.spin && heavy_barrier_available();
+    m.group_thread = m.exec->group_is_one_thread();
 }
 
 machine::~machine() {

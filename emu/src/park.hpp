@@ -32,10 +32,12 @@ inline void activate(const machine_state& m, const node_state& n) noexcept {
 
 // Wakes `n` if it is about to park or parked on a wait that `event` can end.
 // Call after publishing whatever it waits for; the barrier pairs with
-// park_barrier in wait_until.
-inline void wake(const machine_state& m, node_state& n,
-                 wake_event event = wake_event::any) noexcept {
-    if (m.asymmetric)
+// park_barrier in wait_until. `by`: the waking node, if a node wakes; when
+// it shares n's thread, program order already makes the pair, and the fence
+// (tens of cycles, most wakes of a fibers run) is left out.
+inline void wake(const machine_state& m, node_state& n, wake_event event = wake_event::any,
+                 const node_state* by = nullptr) noexcept {
+    if (m.asymmetric || (m.group_thread && by && by->group == n.group))
         std::atomic_signal_fence(std::memory_order_seq_cst);
     else
         std::atomic_thread_fence(std::memory_order_seq_cst);

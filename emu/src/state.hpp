@@ -140,6 +140,7 @@ struct machine_state {
     bool caller_spins = false; // and the caller of run() one more: it spins, else yields
     int yields = 0;            // then yield this often (executor.hpp)
     bool asymmetric = false;   // the parking protocol's barrier is all on the parker
+    bool group_thread = false; // a group's nodes share one thread (executor.hpp)
 
     link_table links; // of the implementation cfg.links names (resolved)
     // Its rings keep both ends' indices on one line (packed_ring): unless
