@@ -36,16 +36,15 @@ def alone(entry, source):
     return kept + ["-fsyntax-only", "-fdiagnostics-color=never", source]
 
 
+bundles = [e for e in json.loads((build / "compile_commands.json").read_text())
+           if "-unity" in e["file"]]
+if not bundles:
+    sys.exit(f"{build}: no unity bundles in compile_commands.json (configure with -Dunity=on)")
 commands = []
-for entry in json.loads((build / "compile_commands.json").read_text()):
-    if "-unity" not in entry["file"]:
-        continue
+for entry in bundles:
     text = (Path(entry["directory"]) / entry["file"]).read_text()
     for source in bundled.findall(text)[1:]:
         commands.append((source, alone(entry, source), entry["directory"]))
-
-if not any("-unity" in e["file"] for e in json.loads((build / "compile_commands.json").read_text())):
-    sys.exit(f"{build}: no unity bundles in compile_commands.json (configure with -Dunity=on)")
 
 
 def check(item):
