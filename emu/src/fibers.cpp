@@ -164,7 +164,9 @@ struct alignas(cache_line) worker {
     }
 };
 
-thread_local worker* this_worker = nullptr;
+// Initial-exec: read on every wake, and the default model for a shared library
+// made each read a call into the dynamic linker (__tls_get_addr).
+[[gnu::tls_model("initial-exec")]] thread_local worker* this_worker = nullptr;
 
 class fiber_executor final : public executor {
 public:
