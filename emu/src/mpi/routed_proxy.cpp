@@ -69,6 +69,7 @@ std::uint32_t routed_proxy::begin_run() {
 void routed_proxy::submit(routed_message& msg, vclock bound) {
     const int dest = msg.dest; // once placed, msg may be taken and gone
     const bool here = m_.is_local(dest);
+    if (!here && comm_.rank() == 0) return submit_from_router_rank(msg, bound);
     const int to = rank_of(dest);
     {
         std::lock_guard lock(mu_);
@@ -79,8 +80,27 @@ void routed_proxy::submit(routed_message& msg, vclock bound) {
         if (comm_.rank() != 0 && to != 0) queue(header_of(submit_kind, msg, bound), nullptr, 0, 0);
     }
     start();
-    if (comm_.rank() == 0) route(here ? msg : shadow_of(header_of(submit_kind, msg, bound)), bound);
+    if (comm_.rank() == 0) route(msg, bound);
     if (here) wake(m_, m_.nodes[dest]);
+}
+
+// Rank 0's node sends to another rank: routed first, so that a message the
+// router places at once (its block's least key) takes its arrival along, one
+// message instead of data and then a placement.
+void routed_proxy::submit_from_router_rank(routed_message& msg, vclock bound) {
+    start();
+    const auto it = shadow_of(header_of(submit_kind, msg, bound), false);
+    route(it->msg, bound); // placed_remote leaves this shadow alone: its data have not gone
+    std::lock_guard lock(mu_);
+    ++shipped_;
+    if (it->msg.ready.load(std::memory_order_acquire)) {
+        queue(header_of(placed_data_kind, msg, it->msg.arrival), msg.payload(), msg.bytes,
+              rank_of(msg.dest));
+        shadows_[msg.dest].erase(it);
+    } else {
+        queue(header_of(data_routed_kind, msg, bound), msg.payload(), msg.bytes, rank_of(msg.dest));
+        it->data_sent = true;
+    }
 }
 
 void routed_proxy::publish(int id, std::uint64_t seq, vclock bound) {
@@ -117,11 +137,11 @@ void routed_proxy::placed_remote(int dest) noexcept {
     std::lock_guard lock(mu_);
     auto& list = shadows_[dest];
     for (auto it = list.begin(); it != list.end();) {
-        if (!it->ready.load(std::memory_order_acquire)) {
+        if (!it->data_sent || !it->msg.ready.load(std::memory_order_acquire)) {
             ++it;
             continue;
         }
-        queue(header_of(placed_kind, *it, it->arrival), nullptr, 0, rank_of(dest));
+        queue(header_of(placed_kind, it->msg, it->msg.arrival), nullptr, 0, rank_of(dest));
         it = list.erase(it);
     }
 }
@@ -160,9 +180,10 @@ bool routed_proxy::receive(const MPI_Status& st) {
     std::vector<int> woken;
     switch (h.kind) {
     case submit_kind:
-        route(shadow_of(h), h.bound);
+        route(shadow_of(h, true)->msg, h.bound);
         break;
     case data_routed_kind:
+    case placed_data_kind:
         data.resize(bytes);
         arrived(h, std::move(data));
         break;
@@ -228,13 +249,15 @@ void routed_proxy::queue(routed_header h, const void* data, std::size_t bytes, i
     queued_.store(true, std::memory_order_release);
 }
 
-// Rank 0: what its router places for a message whose data went to another
-// rank.
-routed_message& routed_proxy::shadow_of(const routed_header& h) {
+// Rank 0: a new shadow (its address stays while it waits in the list).
+std::list<routed_proxy::shadow>::iterator routed_proxy::shadow_of(const routed_header& h,
+                                                                  bool data_sent) {
     std::lock_guard lock(mu_);
-    routed_message& shadow = shadows_[h.dest].emplace_back();
-    describe(shadow, h);
-    return shadow;
+    auto& list = shadows_[h.dest];
+    const auto it = list.emplace(list.end());
+    describe(it->msg, h);
+    it->data_sent = data_sent;
+    return it;
 }
 
 // Rank 0: into the router, and wakes whom its placements concern.
@@ -255,7 +278,9 @@ void routed_proxy::arrived(const routed_header& h, std::vector<unsigned char> da
         msg = &d.routed_in.push(h.source);
         describe(*msg, h);
         msg->data = std::move(data);
-        if (const auto it = early_.find({h.dest, h.source, h.seq}); it != early_.end()) {
+        if (h.kind == placed_data_kind) {
+            set_placed(*msg, h.bound);
+        } else if (const auto it = early_.find({h.dest, h.source, h.seq}); it != early_.end()) {
             set_placed(*msg, it->second);
             early_.erase(it);
         }

@@ -9,6 +9,9 @@
 //   any rank      --publish, finish---------------> rank 0: router
 //   rank 0        --placed (arrival)--------------> receiver's rank: ready
 //
+// Data sent to rank 0 are their own submit; data from a node of rank 0 whose
+// message the router placed at once carry the arrival (placed data).
+//
 // A rank first hears of routed traffic in a run from its own send or from
 // rank 0 (every rank is told at the first submit); only then do its nodes
 // publish bounds and finishes, so programs without routed messages send
@@ -81,7 +84,9 @@ private:
     void start();
     void queue_finish(int id);
     void queue(routed_header h, const void* data, std::size_t bytes, int peer);
-    routed_message& shadow_of(const routed_header& h);
+    struct shadow;
+    std::list<shadow>::iterator shadow_of(const routed_header& h, bool data_sent);
+    void submit_from_router_rank(routed_message& msg, vclock bound);
     void route(routed_message& msg, vclock bound);
     void arrived(const routed_header& h, std::vector<unsigned char> data);
     void placed(const routed_header& h);
@@ -100,7 +105,15 @@ private:
     // Whether outbox_ holds any: progress() looks at it every round, without
     // taking mu_.
     std::atomic<bool> queued_{false};
-    std::unordered_map<int, std::list<routed_message>> shadows_; // rank 0, by receiver
+    // Rank 0: what its router places for a message whose data went to another
+    // rank. Its placement goes there once the data have gone: a message of
+    // rank 0's own nodes travels with its placement when the router placed it
+    // at once (submit_from_router_rank).
+    struct shadow {
+        routed_message msg;
+        bool data_sent = true;
+    };
+    std::unordered_map<int, std::list<shadow>> shadows_; // rank 0, by receiver
     // Placements that came before their data, by (receiver, source, seq);
     // progress() only.
     std::map<std::tuple<int, int, std::uint64_t>, vclock> early_;

@@ -79,11 +79,12 @@ struct routed_header {
     vclock wanted;       // submit, data
     vclock duration;     // submit, data
     vclock bound;        // submit, data: the sender's new bound; publish: the bound;
-                         // placed: the arrival
+                         // placed, placed data: the arrival
 };
 // Who sends what (backend.hpp): submit, publish, finish to rank 0; data to
-// the receiver's rank; placed and used (routed traffic has begun) from rank 0;
-// choosing to rank 0 and choose from it for the horizon's decisions.
+// the receiver's rank; placed and used (routed traffic has begun) from rank 0,
+// and placed data (data with their placement) from rank 0's nodes; choosing
+// to rank 0 and choose from it for the horizon's decisions.
 enum : std::int32_t {
     submit_kind = 1,
     data_routed_kind,
@@ -92,7 +93,8 @@ enum : std::int32_t {
     placed_kind,
     used_kind,
     choosing_kind, // to rank 0: a node of the sender's rank chooses among sources
-    choose_kind    // from rank 0: node `dest` takes its candidate (horizon.hpp)
+    choose_kind,   // from rank 0: node `dest` takes its candidate (horizon.hpp)
+    placed_data_kind
 };
 
 // A quiescence wave (quiescence.hpp): rank 0's probe and each rank's status.
