@@ -346,7 +346,8 @@ void mpi_backend::finish() {
     // when one does not answer or none moved since it last asked.
     auto quiet_since = std::chrono::steady_clock::now();
     std::vector<std::optional<std::uint64_t>> last(static_cast<std::size_t>(ranks));
-    for (idle_backoff idle; ended_ + 1 < std::size_t(ranks) || links_->landing();) {
+    for (idle_backoff idle;
+         ended_ + 1 < std::size_t(ranks) || links_->landing() || routed_.landing();) {
         if (progress_locked()) {
             idle.reset();
             quiet_since = std::chrono::steady_clock::now();
@@ -358,8 +359,9 @@ void mpi_backend::finish() {
         for (int r = 0; r < ranks; ++r)
             if (r != rank() && !ended_from_[std::size_t(r)]) missing.push_back(r);
         if (missing.empty()) // every rank ended: only a payload is still on its way
-            comm_.abort(links_->first_landing() + ": no piece landed for " +
-                        comm_.quiet_limit_text() + " after every rank finished its nodes");
+            comm_.abort((links_->landing() ? links_->first_landing() : routed_.landing_text()) +
+                        ": no piece landed for " + comm_.quiet_limit_text() +
+                        " after every rank finished its nodes");
         const auto now = comm_.ask_ranks(missing, nullptr);
         std::vector<int> silent;
         bool moved = false;
@@ -414,6 +416,14 @@ bool mpi_backend::receive_all() {
         moved = true;
     }
     for (;;) {
+        // A routed message still landing holds back what came after it on
+        // this communicator, which may depend on it (a rank's bounds after the
+        // data they follow); pings are answered meanwhile.
+        moved |= routed_.land();
+        if (routed_.landing()) {
+            comm_.answer_pings();
+            return moved;
+        }
         int flag = 0;
         MPI_Status st;
         check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm_.handle(), &flag, &st), "MPI_Iprobe");

@@ -173,6 +173,12 @@ void comm::receive(void* at, std::size_t bytes, const MPI_Status& st) {
     });
 }
 
+void comm::irecv(void* at, std::size_t bytes, const MPI_Status& st, MPI_Request& request) {
+    post_bytes(bytes, [&](int count, MPI_Datatype type) {
+        check(MPI_Irecv(at, count, type, st.MPI_SOURCE, st.MPI_TAG, comm_, &request), "MPI_Irecv");
+    });
+}
+
 void comm::allreduce(void* data, int count, MPI_Datatype type, MPI_Op op, const char* stage) {
     MPI_Request request = MPI_REQUEST_NULL;
     check(MPI_Iallreduce(MPI_IN_PLACE, data, count, type, op, comm_, &request), "MPI_Iallreduce");
@@ -223,7 +229,6 @@ void comm::wait(MPI_Request& request, const char* stage) {
     }
 }
 
-// Answers the pings that have come; true if there were any.
 bool comm::answer_pings() {
     bool any = false;
     for (;;) {

@@ -88,6 +88,8 @@ public:
     static std::size_t bytes_in(const MPI_Status& st);
     // A message of `bytes` bytes from st's source and tag into `at`.
     void receive(void* at, std::size_t bytes, const MPI_Status& st);
+    // The same without waiting: `request` completes when it has landed.
+    void irecv(void* at, std::size_t bytes, const MPI_Status& st, MPI_Request& request);
     void count_received() noexcept { ++received_; }
     std::uint64_t sent() const noexcept { return sent_; }
     std::uint64_t received() const noexcept { return received_; }
@@ -105,6 +107,8 @@ public:
 
     // Liveness: receives a ping (answered) or a pong (returned, by rank).
     void take_liveness(const MPI_Status& st);
+    // Answers the pings that have come; true if there were any.
+    bool answer_pings();
     // Pings `whom` and waits up to the quiet limit for their pongs: each
     // rank's activity, by rank, or none for those that sent none. Stops early
     // if `request` (when given) completes meanwhile.
@@ -127,7 +131,6 @@ private:
         std::vector<std::byte> buffer;
         MPI_Request request;
     };
-    bool answer_pings();
     liveness take(const MPI_Status& st);
 
     std::chrono::milliseconds quiet_limit_;

@@ -169,8 +169,21 @@ bool routed_proxy::outbox_empty() const {
 }
 
 bool routed_proxy::receive(const MPI_Status& st) {
-    std::vector<unsigned char> data(comm::bytes_in(st));
-    comm_.receive(data.data(), data.size(), st);
+    landing_data_.resize(comm::bytes_in(st));
+    landing_from_ = st.MPI_SOURCE;
+    comm_.irecv(landing_data_.data(), landing_data_.size(), st, landing_request_);
+    return land();
+}
+
+std::string routed_proxy::landing_text() const {
+    return "a routed message of " + std::to_string(landing_data_.size() - sizeof(routed_header)) +
+           " bytes from rank " + std::to_string(landing_from_);
+}
+
+bool routed_proxy::land() {
+    if (!landing() || !comm::completed(landing_request_)) return false;
+    std::vector<unsigned char> data = std::move(landing_data_);
+    landing_data_.clear();
     routed_header h;
     const std::size_t bytes = data.size() - sizeof h;
     std::memcpy(&h, data.data() + bytes, sizeof h);

@@ -31,6 +31,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -67,9 +68,17 @@ public:
     // progress(): sends what nodes queued; true if there was any.
     bool send_outbox();
     bool outbox_empty() const;
-    // progress(): a routed message arrived (st: its status, routed_tag).
-    // False for what moves no node (a past run's traffic).
+    // progress(): a routed message matched (st: its status, routed_tag). Its
+    // data land without blocking the caller: a large payload may take many
+    // rounds, landing() meanwhile. False for what moves no node (a past run's
+    // traffic), or while it lands.
     bool receive(const MPI_Status& st);
+    // progress(): hands over the message that was landing if it has landed;
+    // false if it still lands or moves no node.
+    bool land();
+    bool landing() const noexcept { return landing_request_ != MPI_REQUEST_NULL; }
+    // "a routed message of 80 bytes from rank 3": the one landing.
+    std::string landing_text() const;
 
     std::uint64_t shipped() const noexcept { return shipped_; }
     std::uint64_t received() const noexcept { return received_; }
@@ -119,6 +128,10 @@ private:
     std::map<std::tuple<int, int, std::uint64_t>, vclock> early_;
     std::uint64_t shipped_ = 0, received_ = 0; // to and from other ranks
     std::uint64_t to_router_ = 0;              // another rank's messages to rank 0's router
+    // The routed message whose data are landing (progress() only).
+    std::vector<unsigned char> landing_data_;
+    MPI_Request landing_request_ = MPI_REQUEST_NULL;
+    int landing_from_ = 0;
 };
 
 } // namespace hcube::detail::mpi
