@@ -419,10 +419,12 @@ bool mpi_backend::receive_all() {
         // A routed message still landing holds back what came after it on
         // this communicator, which may depend on it (a rank's bounds after the
         // data they follow); pings are answered meanwhile.
-        moved |= routed_.land();
         if (routed_.landing()) {
-            comm_.answer_pings();
-            return moved;
+            moved |= routed_.land();
+            if (routed_.landing()) {
+                comm_.answer_pings();
+                return moved;
+            }
         }
         int flag = 0;
         MPI_Status st;

@@ -70,14 +70,11 @@ void routed_proxy::submit(routed_message& msg, vclock bound) {
     const int dest = msg.dest; // once placed, msg may be taken and gone
     const bool here = m_.is_local(dest);
     if (!here && comm_.rank() == 0) return submit_from_router_rank(msg, bound);
-    const int to = rank_of(dest);
     {
         std::lock_guard lock(mu_);
-        if (!here) {
-            ++shipped_;
-            queue(header_of(data_routed_kind, msg, bound), msg.payload(), msg.bytes, to);
-        }
-        if (comm_.rank() != 0 && to != 0) queue(header_of(submit_kind, msg, bound), nullptr, 0, 0);
+        if (!here) ship_data(data_routed_kind, msg, bound);
+        if (comm_.rank() != 0 && rank_of(dest) != 0)
+            queue(header_of(submit_kind, msg, bound), nullptr, 0, 0);
     }
     start();
     if (comm_.rank() == 0) route(msg, bound);
@@ -92,15 +89,19 @@ void routed_proxy::submit_from_router_rank(routed_message& msg, vclock bound) {
     const auto it = shadow_of(header_of(submit_kind, msg, bound), false);
     route(it->msg, bound); // placed_remote leaves this shadow alone: its data have not gone
     std::lock_guard lock(mu_);
-    ++shipped_;
-    if (it->msg.ready.load(std::memory_order_acquire)) {
-        queue(header_of(placed_data_kind, msg, it->msg.arrival), msg.payload(), msg.bytes,
-              rank_of(msg.dest));
+    const bool placed = it->msg.ready.load(std::memory_order_acquire);
+    ship_data(placed ? placed_data_kind : data_routed_kind, msg, placed ? it->msg.arrival : bound);
+    if (placed)
         shadows_[msg.dest].erase(it);
-    } else {
-        queue(header_of(data_routed_kind, msg, bound), msg.payload(), msg.bytes, rank_of(msg.dest));
+    else
         it->data_sent = true;
-    }
+}
+
+// Under mu_: msg's data to its receiver's rank, with `bound` (the sender's
+// bound, or the arrival of placed data).
+void routed_proxy::ship_data(std::int32_t kind, const routed_message& msg, vclock bound) {
+    ++shipped_;
+    queue(header_of(kind, msg, bound), msg.payload(), msg.bytes, rank_of(msg.dest));
 }
 
 void routed_proxy::publish(int id, std::uint64_t seq, vclock bound) {

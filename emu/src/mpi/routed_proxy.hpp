@@ -96,6 +96,7 @@ private:
     struct shadow;
     std::list<shadow>::iterator shadow_of(const routed_header& h, bool data_sent);
     void submit_from_router_rank(routed_message& msg, vclock bound);
+    void ship_data(std::int32_t kind, const routed_message& msg, vclock bound);
     void route(routed_message& msg, vclock bound);
     void arrived(const routed_header& h, std::vector<unsigned char> data);
     void placed(const routed_header& h);
